@@ -1,0 +1,3 @@
+"""hydro: SDF-based hydroelastic contact with visual debugging."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,133 @@
+"""Runtime configuration (not stored in USD): ``NewtonConfig`` ⊃ ``CollisionConfig`` ⊃
+``HydroelasticConfig``, applied with :func:`configure_newton` after loading a stage and before
+simulating, so code written for the reference documentation runs as it reads::
+
+    configure_newton(NewtonConfig(collision_cfg=CollisionConfig(hydroelastic=HydroelasticConfig(
+        enabled=True, reduce_contacts=True))))
+
+Every dataclass is frozen and validated when it is made: a bad value raises ``ValueError``
+naming the field and the rule.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+INTERFACES = ("continuous", "switched")
+OVERFLOW_POLICIES = ("raise", "warn", "ignore")
+
+
+def _check_capacity(name: str, value):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be None (automatic) or a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class HydroelasticConfig:
+    """Pipeline-wide options of the hydroelastic path."""
+
+    enabled: bool = True
+    """Run the hydroelastic pipeline for pairs of hydroelastic shapes."""
+    reduce_contacts: bool = True
+    """Replace each pair's patch triangles by a few contacts that keep force and torque."""
+    mc_edge_clamp_min: float = 0.02
+    """Marching-cubes edge crossings are clamped to [c, 1 − c] of the edge; 0 disables the clamp."""
+    interface: str = "continuous"
+    """``"continuous"``: f = kA·φA − kB·φB everywhere; ``"switched"``: normalised inside the
+    overlap and φA − φB outside it (kept for parity studies)."""
+    pair_capacity: int | None = None
+    """Most candidate shape pairs per call (None: sized from the shapes)."""
+    cell_capacity: int | None = None
+    """Most octree cells kept at any refinement level (None: sized from the shapes' bricks)."""
+    voxel_capacity: int | None = None
+    """Most voxels kept for marching cubes (None: sized from the shapes' bricks)."""
+    contact_capacity: int | None = None
+    """Most patch triangles (unreduced contacts) per call (None: sized from the shapes)."""
+    max_contacts_per_pair: int = 32
+    """Budget of contacts per pair after reduction."""
+    reduced_contact_capacity: int | None = None
+    """Most contacts after reduction, all pairs together (None: pairs × budget)."""
+    overflow: str = "warn"
+    """What a full buffer does: ``"raise"`` an error, ``"warn"``, or ``"ignore"``; the
+    overflow is always counted and reported with the setting to raise."""
+
+    def __post_init__(self):
+        for name in ("enabled", "reduce_contacts"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"HydroelasticConfig.{name} must be True or False, got {getattr(self, name)!r}")
+        c = self.mc_edge_clamp_min
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or not 0.0 <= c < 0.5:
+            raise ValueError(f"HydroelasticConfig.mc_edge_clamp_min must be a number in [0, 0.5), got {c!r}")
+        if self.interface not in INTERFACES:
+            raise ValueError(f"HydroelasticConfig.interface must be one of {INTERFACES}, got {self.interface!r}")
+        for name in ("pair_capacity", "cell_capacity", "voxel_capacity", "contact_capacity",
+                     "reduced_contact_capacity"):
+            _check_capacity(f"HydroelasticConfig.{name}", getattr(self, name))
+        m = self.max_contacts_per_pair
+        if isinstance(m, bool) or not isinstance(m, int) or m < 8:
+            raise ValueError(f"HydroelasticConfig.max_contacts_per_pair must be an integer >= 8, got {m!r}")
+        if self.overflow not in OVERFLOW_POLICIES:
+            raise ValueError(f"HydroelasticConfig.overflow must be one of {OVERFLOW_POLICIES}, got {self.overflow!r}")
+
+
+@dataclass(frozen=True)
+class CollisionConfig:
+    """Collision options; hydroelastic contact is configured in ``hydroelastic``."""
+
+    hydroelastic: HydroelasticConfig = field(default_factory=HydroelasticConfig)
+    """Options of the hydroelastic pipeline."""
+
+    def __post_init__(self):
+        if not isinstance(self.hydroelastic, HydroelasticConfig):
+            raise ValueError(f"CollisionConfig.hydroelastic must be a HydroelasticConfig, got {type(self.hydroelastic).__name__}")
+
+
+@dataclass(frozen=True)
+class NewtonConfig:
+    """Top-level runtime configuration."""
+
+    collision_cfg: CollisionConfig = field(default_factory=CollisionConfig)
+    """Collision options."""
+
+    def __post_init__(self):
+        if not isinstance(self.collision_cfg, CollisionConfig):
+            raise ValueError(f"NewtonConfig.collision_cfg must be a CollisionConfig, got {type(self.collision_cfg).__name__}")
+
+
+_active = NewtonConfig()
+
+
+def configure_newton(config: NewtonConfig) -> NewtonConfig:
+    """Make ``config`` the active configuration (reapply after (re)loading a stage)."""
+    global _active
+    if not isinstance(config, NewtonConfig):
+        raise ValueError(f"configure_newton takes a NewtonConfig, got {type(config).__name__}")
+    _active = config
+    return config
+
+
+def active_config() -> NewtonConfig:
+    """The configuration set by the last :func:`configure_newton` (defaults before any)."""
+    return _active
+
+
+def field_docs(cls) -> dict[str, str]:
+    """The docstring written under each field (used by tests and the docs)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(cls))
+    body = tree.body[0].body
+    out = {}
+    for i, node in enumerate(body):
+        if isinstance(node, ast.AnnAssign) and i + 1 < len(body):
+            nxt = body[i + 1]
+            if isinstance(nxt, ast.Expr) and isinstance(getattr(nxt, "value", None), ast.Constant):
+                out[node.target.id] = nxt.value.value
+    missing = [f.name for f in fields(cls) if f.name not in out]
+    if missing:
+        raise AssertionError(f"{cls.__name__} fields without a docstring: {missing}")
+    return out

@@ -1,0 +1,42 @@
+import numpy as np
+import pytest
+
+from hydro.backend import KERNELS, Device, get_device
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 4096, 4097, 100_003])
+def test_exclusive_scan_cpu_matches_numpy(n):
+    rng = np.random.default_rng(n)
+    values = rng.integers(0, 9, size=n).astype(np.int32)
+    out = np.full(n + 1, -7, dtype=np.int64)
+    total = Device("cpu").exclusive_scan(values, out)
+    expect = np.concatenate([[0], np.cumsum(values, dtype=np.int64)])
+    np.testing.assert_array_equal(out, expect)
+    assert total == expect[-1]
+
+
+def test_scan_of_a_prefix_leaves_the_rest():
+    values = np.arange(10, dtype=np.int32)
+    out = np.full(11, -1, dtype=np.int64)
+    total = Device("cpu").exclusive_scan(values, out, count=4)
+    assert total == 0 + 1 + 2 + 3
+    np.testing.assert_array_equal(out[:5], [0, 0, 1, 3, 6])
+    assert np.all(out[5:] == -1)
+
+
+def test_device_names_and_errors():
+    assert get_device("cpu").name == "cpu"
+    assert get_device("auto").name in ("cpu", "cuda")
+    with pytest.raises(ValueError, match="device must be"):
+        get_device("tpu")
+    with pytest.raises(ValueError, match="threads_per_block"):
+        Device("cpu", threads_per_block=0)
+
+
+def test_kernel_registry_names_are_unique_and_paired():
+    import hydro.sdf  # noqa: F401  (registers its kernels)
+
+    assert KERNELS, "no kernels registered"
+    for name, kp in KERNELS.items():
+        assert kp.name == name
+        assert kp.cpu is not None and kp.cuda is not None
