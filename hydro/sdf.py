@@ -152,48 +152,50 @@ I_COUNT = 10
 
 @device_fn
 def _fine_value(fmt, idx, scale, offset, a32, a16, a8):
-    if fmt == 0:
-        return float(a32[idx])
     if fmt == 1:
         return offset + scale * float(a16[idx])
+    if fmt == 0:
+        return float(a32[idx])
     return offset + scale * float(a8[idx])
+
+
+@device_fn
+def _fine_corners(atlas, base, scale, offset):
+    """The 8 corners of the fine cell whose lowest sample is atlas[base] (9×9 rows)."""
+    return (offset + scale * float(atlas[base]), offset + scale * float(atlas[base + 1]),
+            offset + scale * float(atlas[base + 9]), offset + scale * float(atlas[base + 10]),
+            offset + scale * float(atlas[base + 81]), offset + scale * float(atlas[base + 82]),
+            offset + scale * float(atlas[base + 90]), offset + scale * float(atlas[base + 91]))
 
 
 @device_fn
 def _cell_corners(s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8, fine_cell):
     """The 8 corner values of a cell. Returns (v000, v100, v010, v110, v001, v101, v011, v111).
 
-    With ``fine_cell`` the cell is voxel (ix, iy, iz) of fine brick slot; otherwise it is the
-    coarse cell of brick (ix, iy, iz).
+    With ``fine_cell`` >= 0 the cell is voxel (ix, iy, iz) of that fine brick slot; otherwise
+    it is the coarse cell of brick (ix, iy, iz).
     """
     if fine_cell >= 0:
         fmt = pi[s, I_FORMAT]
         base = pi[s, I_ATLAS_OFFSET] + fine_cell * 729 + (iz * 9 + iy) * 9 + ix
-        sc = pf[s, F_SCALE]
-        of = pf[s, F_OFFSET]
-        v000 = _fine_value(fmt, base, sc, of, a32, a16, a8)
-        v100 = _fine_value(fmt, base + 1, sc, of, a32, a16, a8)
-        v010 = _fine_value(fmt, base + 9, sc, of, a32, a16, a8)
-        v110 = _fine_value(fmt, base + 10, sc, of, a32, a16, a8)
-        v001 = _fine_value(fmt, base + 81, sc, of, a32, a16, a8)
-        v101 = _fine_value(fmt, base + 82, sc, of, a32, a16, a8)
-        v011 = _fine_value(fmt, base + 90, sc, of, a32, a16, a8)
-        v111 = _fine_value(fmt, base + 91, sc, of, a32, a16, a8)
-        return v000, v100, v010, v110, v001, v101, v011, v111
+        if fmt == 1:
+            return _fine_corners(a16, base, pf[s, F_SCALE], pf[s, F_OFFSET])
+        if fmt == 0:
+            return _fine_corners(a32, base, 1.0, 0.0)
+        return _fine_corners(a8, base, pf[s, F_SCALE], pf[s, F_OFFSET])
     cx = pi[s, I_BRICKS] + 1
     cy = pi[s, I_BRICKS + 1] + 1
     base = pi[s, I_COARSE_OFFSET] + (iz * cy + iy) * cx + ix
     sy = cx
     sz = cx * cy
-    v000 = float(coarse[base])
-    v100 = float(coarse[base + 1])
-    v010 = float(coarse[base + sy])
-    v110 = float(coarse[base + sy + 1])
-    v001 = float(coarse[base + sz])
-    v101 = float(coarse[base + sz + 1])
-    v011 = float(coarse[base + sz + sy])
-    v111 = float(coarse[base + sz + sy + 1])
-    return v000, v100, v010, v110, v001, v101, v011, v111
+    return _fine_corners_strided(coarse, base, sy, sz)
+
+
+@device_fn
+def _fine_corners_strided(values, base, sy, sz):
+    return (float(values[base]), float(values[base + 1]), float(values[base + sy]), float(values[base + sy + 1]),
+            float(values[base + sz]), float(values[base + sz + 1]), float(values[base + sz + sy]),
+            float(values[base + sz + sy + 1]))
 
 
 @device_fn
