@@ -120,6 +120,20 @@ class KernelPair:
         KERNELS[name] = self
 
 
+@device_fn
+def find_segment(offsets, count, item):
+    """The segment ``p`` with ``offsets[p] <= item < offsets[p + 1]`` (offsets ascending, count+1 long)."""
+    lo = 0
+    hi = count
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if offsets[mid] <= item:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 # --------------------------------------------------------------------------------------------
 # Signature recording (for the PTX compile test)
 
@@ -267,6 +281,14 @@ class Device:
         if self.is_cuda:
             return arr.copy_to_host()
         return arr
+
+    def copy_into(self, dst, host):
+        """Copy host values into the first ``len(host)`` entries of ``dst``."""
+        host = np.ascontiguousarray(host, dtype=dst.dtype)
+        if self.is_cuda:
+            dst[: len(host)].copy_to_device(host)
+        else:
+            dst[: len(host)] = host
 
     def read_scalar(self, arr, index: int):
         """Read one element (a host round trip on CUDA)."""

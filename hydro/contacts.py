@@ -1,0 +1,100 @@
+"""Stage 5 — one contact per patch triangle (the math; the kernel that calls it is stage 4's).
+
+Given a patch triangle in B's frame with eA = φA − marginA and eB = φB − marginB at its three
+vertices, :func:`triangle_contact` computes the contract's contact fields: centroid, unit
+normal (from A toward B), the area inside the overlap (partial triangles scaled by the exact
+fraction where the linear separation s = eA + eB is negative), depth = mean s, pressure
+kB·(−δ) with δ the mean eB, force, stiffness c = area·k_eff, weight = area·(−δ), and whether
+the triangle is speculative (all s >= 0 but within the gap band).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .backend import device_fn
+
+# Columns of the packed contact buffers.
+CF_POINT = 0  # 3
+CF_NORMAL = 3  # 3
+CF_AREA = 6
+CF_DEPTH = 7
+CF_PRESSURE = 8
+CF_FORCE = 9
+CF_STIFFNESS = 10
+CF_WEIGHT = 11
+CF_COUNT = 12
+CI_SHAPE_A = 0
+CI_SHAPE_B = 1
+CI_ENV = 2
+CI_PAIR = 3
+CI_SPECULATIVE = 4
+CI_COUNT = 5
+
+#: Triangles with less area than this fraction of a voxel face are degenerate and skipped.
+DEGENERATE_AREA = 1e-10
+
+
+@device_fn
+def inside_fraction(s0, s1, s2):
+    """Fraction of a triangle's area where the linear interpolant of s is negative."""
+    n_in = 0
+    if s0 < 0.0:
+        n_in += 1
+    if s1 < 0.0:
+        n_in += 1
+    if s2 < 0.0:
+        n_in += 1
+    if n_in == 3:
+        return 1.0
+    if n_in == 0:
+        return 0.0
+    # the lone vertex: inside when n_in == 1, outside when n_in == 2
+    lone_inside = n_in == 1
+    if (s0 < 0.0) == lone_inside:
+        a, b, c = s0, s1, s2
+    elif (s1 < 0.0) == lone_inside:
+        a, b, c = s1, s2, s0
+    else:
+        a, b, c = s2, s0, s1
+    corner = (a * a) / ((a - b) * (a - c))
+    return corner if lone_inside else 1.0 - corner
+
+
+@device_fn
+def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, kb, keff, gap, voxel):
+    """Contact of one patch triangle (B frame). Returns
+    (valid, speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness, weight).
+
+    ``valid`` is False for degenerate triangles and for triangles wholly beyond the gap band.
+    """
+    ux = x1 - x0
+    uy = y1 - y0
+    uz = z1 - z0
+    wx = x2 - x0
+    wy = y2 - y0
+    wz = z2 - z0
+    nx = uy * wz - uz * wy
+    ny = uz * wx - ux * wz
+    nz = ux * wy - uy * wx
+    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    area = 0.5 * length
+    s0 = ea0 + eb0
+    s1 = ea1 + eb1
+    s2 = ea2 + eb2
+    smin = min(s0, min(s1, s2))
+    if area <= DEGENERATE_AREA * voxel * voxel or smin > gap:
+        return (False, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    inv = 1.0 / length
+    cx = (x0 + x1 + x2) / 3.0
+    cy = (y0 + y1 + y2) / 3.0
+    cz = (z0 + z1 + z2) / 3.0
+    depth = (s0 + s1 + s2) / 3.0
+    delta = (eb0 + eb1 + eb2) / 3.0
+    frac = inside_fraction(s0, s1, s2)
+    if frac <= 0.0:
+        return (True, True, cx, cy, cz, nx * inv, ny * inv, nz * inv, 0.0, depth, 0.0, 0.0, 0.0, 0.0)
+    area_in = area * frac
+    pressure = max(0.0, -kb * delta)
+    return (True, False, cx, cy, cz, nx * inv, ny * inv, nz * inv, area_in, depth, pressure, pressure * area_in,
+            area_in * keff, area_in * (-delta))
