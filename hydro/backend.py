@@ -40,7 +40,13 @@ __all__ = [
 
 CUDASIM = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
 
-#: Launches below this many items run the serial CPU build (no thread start-up cost).
+# Numba's default OpenMP layer showed an ~8 ms floor per parallel launch on a busy 2-core
+# machine; the work-queue layer does not. A user's explicit choice is kept.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
+
+#: Launches below this many items run the serial CPU build (no thread start-up cost), unless
+#: the kernel says otherwise (``KernelPair(..., serial_below=...)`` for heavy items).
 SERIAL_BELOW = 2048
 
 if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
@@ -62,11 +68,13 @@ if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
             return super().__call__(*args, **kws)
 
 
-def device_fn(fn=None, *, inline: bool = False):
+def device_fn(fn=None, *, inline: bool = True):
     """Declare a device helper: plain math callable from CPU and CUDA kernels alike.
 
     Helpers may use scalars, tuples, array indexing, loops and ``math``; no allocation, no
-    exceptions, no Python objects, so that the same source compiles for CUDA.
+    exceptions, no Python objects, so that the same source compiles for CUDA. Helpers are
+    inlined into their callers by default: a call that passes many arrays would otherwise
+    cost more than the work it does.
     """
 
     def wrap(f):
@@ -90,8 +98,8 @@ class CPUKernel:
         self.parallel = njit(parallel=True, cache=True)(fn)
         self.serial = njit(cache=True)(fn)
 
-    def __call__(self, n, *args):
-        (self.parallel if n >= SERIAL_BELOW else self.serial)(n, *args)
+    def __call__(self, n, *args, serial_below=SERIAL_BELOW):
+        (self.parallel if n >= serial_below else self.serial)(n, *args)
 
 
 def cpu_kernel(fn):
@@ -111,12 +119,13 @@ KERNELS: dict[str, "KernelPair"] = {}
 class KernelPair:
     """The CPU and CUDA launchers of one kernel, registered under a unique name."""
 
-    def __init__(self, name: str, cpu: CPUKernel, cuda_fn):
+    def __init__(self, name: str, cpu: CPUKernel, cuda_fn, *, serial_below: int = SERIAL_BELOW):
         if name in KERNELS:
             raise ValueError(f"kernel name {name!r} is defined twice")
         self.name = name
         self.cpu = cpu
         self.cuda = cuda_fn
+        self.serial_below = int(serial_below)
         KERNELS[name] = self
 
 
@@ -311,7 +320,7 @@ class Device:
             tpb = self.threads_per_block
             kp.cuda[(n + tpb - 1) // tpb, tpb](n, *args)
         else:
-            kp.cpu(n, *args)
+            kp.cpu(n, *args, serial_below=kp.serial_below)
 
     def exclusive_scan(self, values, out, count: int | None = None) -> int:
         """Exclusive prefix sum of ``values[:count]`` into ``out[:count+1]``; returns the total.

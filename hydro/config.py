@@ -42,8 +42,8 @@ class HydroelasticConfig:
     """Most candidate shape pairs per call (None: sized from the shapes)."""
     cell_capacity: int | None = None
     """Most octree cells kept at any refinement level (None: sized from the shapes' bricks)."""
-    voxel_capacity: int | None = None
-    """Most voxels kept for marching cubes (None: sized from the shapes' bricks)."""
+    block_capacity: int | None = None
+    """Most blocks of 2×2×2 voxels kept for marching cubes (None: sized from the shapes' bricks)."""
     contact_capacity: int | None = None
     """Most patch triangles (unreduced contacts) per call (None: sized from the shapes)."""
     max_contacts_per_pair: int = 32
@@ -63,7 +63,7 @@ class HydroelasticConfig:
             raise ValueError(f"HydroelasticConfig.mc_edge_clamp_min must be a number in [0, 0.5), got {c!r}")
         if self.interface not in INTERFACES:
             raise ValueError(f"HydroelasticConfig.interface must be one of {INTERFACES}, got {self.interface!r}")
-        for name in ("pair_capacity", "cell_capacity", "voxel_capacity", "contact_capacity",
+        for name in ("pair_capacity", "cell_capacity", "block_capacity", "contact_capacity",
                      "reduced_contact_capacity"):
             _check_capacity(f"HydroelasticConfig.{name}", getattr(self, name))
         m = self.max_contacts_per_pair

@@ -5,7 +5,7 @@ vertices, :func:`triangle_contact` computes the contract's contact fields: centr
 normal (from A toward B), the area inside the overlap (partial triangles scaled by the exact
 fraction where the linear separation s = eA + eB is negative), depth = mean s, pressure
 kB·(−δ) with δ the mean eB, force, stiffness c = area·k_eff, weight = area·(−δ), and whether
-the triangle is speculative (all s >= 0 but within the gap band).
+the triangle is speculative (all s >= 0, depth within the gap band).
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
     """Contact of one patch triangle (B frame). Returns
     (valid, speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness, weight).
 
-    ``valid`` is False for degenerate triangles and for triangles wholly beyond the gap band.
+    ``valid`` is False for degenerate triangles and for triangles wholly outside the overlap
+    whose depth exceeds the gap band.
     """
     ux = x1 - x0
     uy = y1 - y0
@@ -82,16 +83,15 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
     s0 = ea0 + eb0
     s1 = ea1 + eb1
     s2 = ea2 + eb2
-    smin = min(s0, min(s1, s2))
-    if area <= DEGENERATE_AREA * voxel * voxel or smin > gap:
+    depth = (s0 + s1 + s2) / 3.0
+    frac = inside_fraction(s0, s1, s2)
+    if area <= DEGENERATE_AREA * voxel * voxel or (frac <= 0.0 and depth > gap):
         return (False, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     inv = 1.0 / length
     cx = (x0 + x1 + x2) / 3.0
     cy = (y0 + y1 + y2) / 3.0
     cz = (z0 + z1 + z2) / 3.0
-    depth = (s0 + s1 + s2) / 3.0
     delta = (eb0 + eb1 + eb2) / 3.0
-    frac = inside_fraction(s0, s1, s2)
     if frac <= 0.0:
         return (True, True, cx, cy, cz, nx * inv, ny * inv, nz * inv, 0.0, depth, 0.0, 0.0, 0.0, 0.0)
     area_in = area * frac

@@ -15,7 +15,7 @@ import math
 from numba import cuda, prange
 
 from .backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
-from .sdf import F_ORIGIN, F_SCALE, F_VOXEL, I_BRICKS, I_RES
+from .sdf import F_ORIGIN, F_VOXEL, I_BRICKS, I_RES
 
 # pair_f columns (float64)
 PF_R_AB = 0  # 9: rotation B-local -> A-local (row-major)
@@ -30,7 +30,7 @@ PF_GAP = 28  # gaps summed: speculative band width
 PF_KEFF = 29
 PF_KNA = 30  # normalised stiffness kA / sqrt(kA kB)
 PF_KNB = 31
-PF_SLACK = 32  # quantisation + coarse tolerance slack of the two fields (m)
+PF_SLACK = 32  # per field: the jump allowed where a fine brick meets a coarse one (m)
 PF_VOXEL_B = 33
 PF_COUNT = 34
 # pair_i columns (int32)
@@ -96,7 +96,7 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     pair_f[p, PF_KNB] = kb / g
     ha = sdf_pf[sa, F_VOXEL]
     hb = sdf_pf[sb, F_VOXEL]
-    pair_f[p, PF_SLACK] = 0.5 * (sdf_pf[sa, F_SCALE] + sdf_pf[sb, F_SCALE]) * 1.0001 + coarse_tolerance * (ha + hb)
+    pair_f[p, PF_SLACK] = coarse_tolerance * max(ha, hb) * 1.0001
     pair_f[p, PF_VOXEL_B] = hb
     # A's SDF box in B's frame: x_B = R_AB^T (x_A - t_AB); bounds over its 8 corners
     lo0 = 1e300

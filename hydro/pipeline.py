@@ -1,6 +1,7 @@
 """The hydroelastic contact pipeline: calls the stages in order and checks their buffers.
 
-    broad phase → pair setup → refinement (bricks → 4 → 2 → 1) → marching cubes + contacts
+    broad phase → pair setup → refinement (bricks of 8 voxels → 4 → blocks of 2) → marching cubes
+    on the blocks' voxels + contacts
     → (optional) contact reduction
 
 :class:`HydroelasticPipeline` holds a workspace of device buffers that is reused across calls.
@@ -21,7 +22,7 @@ from .backend import get_device
 from .broad_phase import SWEEP, shape_boxes, sweep_order
 from .config import HydroelasticConfig, NewtonConfig, active_config
 from .contacts import CF_COUNT, CI_COUNT
-from .marching import MARCHING_CUBES
+from .marching import BLOCK_POINTS, MARCHING_CUBES
 from .pair_setup import PAIR_SETUP, PF_COUNT, PI_COUNT
 from .refine import INTERFACE_CONTINUOUS, INTERFACE_SWITCHED, REFINE_BRICKS, REFINE_CHILDREN
 from .transforms import check_poses, quat_to_matrix
@@ -52,13 +53,18 @@ class _Buffer:
         self.dtype = dtype
         self.explicit = explicit
         self.capacity = int(explicit if explicit is not None else initial)
-        self.array = device.empty((self.capacity + 1,) + self.shape_tail, dtype)
+        self.array = self._fresh()
+
+    def _fresh(self):
+        # filled with NaN (floats) or -1 (integers), so an unwritten slot shows
+        fill = np.nan if np.dtype(self.dtype).kind == "f" else -1
+        return self.device.full((self.capacity + 1,) + self.shape_tail, fill, self.dtype)
 
     def reserve(self, required: int) -> int:
         """Make room for ``required`` entries if automatic; return the usable capacity."""
         if self.explicit is None and required > self.capacity:
             self.capacity = int(required * 1.25) + 16
-            self.array = self.device.empty((self.capacity + 1,) + self.shape_tail, self.dtype)
+            self.array = self._fresh()
         return self.capacity
 
 
@@ -134,13 +140,14 @@ class HydroelasticPipeline:
              _Buffer(dev, "cell_capacity", (3,), np.int32, cfg.cell_capacity, cell0))
             for _ in range(2)
         ]
-        vox0 = max(8192, 64 * fine)
-        self.voxel_pair = _Buffer(dev, "voxel_capacity", (), np.int32, cfg.voxel_capacity, vox0)
-        self.voxel_ijk = _Buffer(dev, "voxel_capacity", (3,), np.int32, cfg.voxel_capacity, vox0)
-        self.voxel_corners = _Buffer(dev, "voxel_capacity", (16,), np.float32, cfg.voxel_capacity, vox0)
-        self.voxel_counts = _Buffer(dev, "voxel_capacity", (), np.int32, cfg.voxel_capacity, vox0)
-        self.voxel_offsets = _Buffer(dev, "voxel_capacity", (), np.int64, cfg.voxel_capacity, vox0)
-        con0 = 2 * self.voxel_pair.capacity
+        block0 = max(4096, 16 * fine)
+        self.block_pair = _Buffer(dev, "block_capacity", (), np.int32, cfg.block_capacity, block0)
+        self.block_ijk = _Buffer(dev, "block_capacity", (3,), np.int32, cfg.block_capacity, block0)
+        self.block_corners = _Buffer(dev, "block_capacity", (2 * BLOCK_POINTS,), np.float32, cfg.block_capacity,
+                                     block0)
+        self.block_counts = _Buffer(dev, "block_capacity", (), np.int32, cfg.block_capacity, block0)
+        self.block_offsets = _Buffer(dev, "block_capacity", (), np.int64, cfg.block_capacity, block0)
+        con0 = 4 * self.block_pair.capacity
         self.contact_f = _Buffer(dev, "contact_capacity", (CF_COUNT,), np.float32, cfg.contact_capacity, con0)
         self.contact_i = _Buffer(dev, "contact_capacity", (CI_COUNT,), np.int32, cfg.contact_capacity, con0)
         self.bp_counts = dev.empty(len(self.hydro_shapes) + 1, np.int64)
@@ -240,10 +247,10 @@ class HydroelasticPipeline:
         n_cells = min(n_cells, cap)
         counts["cells_8"] = n_cells
         src = 0
-        for size in (8, 4, 2):
+        for size in (8, 4):
             in_pair, in_ijk = self.cells[src]
-            if size == 2:
-                dst_pair, dst_ijk, setting = self.voxel_pair, self.voxel_ijk, "voxel_capacity"
+            if size == 4:
+                dst_pair, dst_ijk, setting = self.block_pair, self.block_ijk, "block_capacity"
             else:
                 dst_pair, dst_ijk = self.cells[1 - src]
                 setting = "cell_capacity"
@@ -259,20 +266,20 @@ class HydroelasticPipeline:
             n_cells = min(n_next, cap)
             counts[f"cells_{size // 2}"] = n_cells
             src = 1 - src
-        n_voxels = n_cells
+        n_blocks = n_cells
         dev.synchronize()
         timings["refine"] = (time.perf_counter() - t0) * 1e3
 
         # -- stages 4 + 5: marching cubes and contacts ----------------------------------------
         t0 = time.perf_counter()
         clamp = float(cfg.mc_edge_clamp_min)
-        self._reserve(n_voxels, self.voxel_corners, self.voxel_counts, self.voxel_offsets)
-        args = (interface, clamp, self.voxel_pair.array, self.voxel_ijk.array, pair_f, pair_i) + sdf + (
-            self.voxel_corners.array, self.voxel_counts.array, self.voxel_offsets.array)
-        dev.launch(MARCHING_CUBES, n_voxels, False, *args, self.contact_f.array, self.contact_i.array, 0)
-        n_tri = dev.exclusive_scan(self.voxel_counts.array, self.voxel_offsets.array, n_voxels) if n_voxels else 0
+        self._reserve(n_blocks, self.block_corners, self.block_counts, self.block_offsets)
+        args = (interface, clamp, self.block_pair.array, self.block_ijk.array, pair_f, pair_i) + sdf + (
+            self.block_corners.array, self.block_counts.array, self.block_offsets.array)
+        dev.launch(MARCHING_CUBES, n_blocks, False, *args, self.contact_f.array, self.contact_i.array, 0)
+        n_tri = dev.exclusive_scan(self.block_counts.array, self.block_offsets.array, n_blocks) if n_blocks else 0
         cap = self._reserve(n_tri, self.contact_f, self.contact_i)
-        dev.launch(MARCHING_CUBES, n_voxels, True, *args, self.contact_f.array, self.contact_i.array, cap)
+        dev.launch(MARCHING_CUBES, n_blocks, True, *args, self.contact_f.array, self.contact_i.array, cap)
         self._note_overflow(overflow, "contact_capacity", cap, n_tri)
         n_tri = min(n_tri, cap)
         counts["triangles"] = n_tri

@@ -1,4 +1,6 @@
-"""Stage 3 — octree iso-refinement on B's grid: bricks (8 voxels) → 4 → 2 → 1.
+"""Stage 3 — octree iso-refinement on B's grid: bricks (8 voxels) → cells of 4 → blocks of 2.
+
+The blocks go to marching cubes (stage 4), which settles each of their voxels exactly.
 
 A cell of half edge ``a`` centred at c may hold part of the patch only if both tests pass,
 with eA = φA − marginA and eB = φB − marginB sampled at c:
@@ -7,12 +9,11 @@ with eA = φA − marginA and eB = φB − marginB sampled at c:
 - the interface can cross zero: |kB·eB − kA·eA| <= r·(kA + kB) (continuous field), or for the
   switched field either of its two forms can.
 
-r bounds how far a sampled field can change inside the cell. The fields are trilinear
-interpolants of samples of 1-Lipschitz distances, whose partial derivatives are each at most
-1 in magnitude; the change is therefore bounded by the L1 length of the offset, at most
-3a in any frame (√3·a of Euclidean length, √3 times again for the L1 norm of a rotated
-vector), plus the quantisation and coarse-grid tolerances of both fields. The plain half
-diagonal √3·a would be exact for true distances but can drop a cell of the interpolated field.
+r bounds how far a sampled field can change inside the cell: L·√3·a, with √3·a the cell's
+half diagonal and L a bound on the gradient norm of the stored, trilinearly interpolated field
+there (each SDF keeps one per brick, dilated over its neighbours: 1 for a true distance, up to
+√3 in cells cut by a kink, where the plain half diagonal would drop cells of the interpolated
+field), plus the coarse-grid tolerance of both fields (their only discontinuity).
 
 Every level is count → exclusive scan → scatter through one kernel with a ``write`` flag, so
 both passes make the same decisions and the order is the same on every target.
@@ -25,7 +26,9 @@ from numba import cuda, prange
 from .backend import KernelPair, cpu_kernel, cuda_kernel, device_fn, find_segment
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_SLACK, PF_VOXEL_B,
                          PI_BRICK_DIMS, PI_BRICK_LO, PI_SDF_A, PI_SDF_B, b_to_a)
-from .sdf import F_ORIGIN, sdf_phi
+from .sdf import F_ORIGIN, sdf_lipschitz, sdf_phi
+
+SQRT3 = 1.7320508075688772
 
 INTERFACE_CONTINUOUS = 0
 INTERFACE_SWITCHED = 1
@@ -49,18 +52,21 @@ def cell_may_hold_patch(p, cx, cy, cz, half, interface, pair_f, pair_i, sdf_pf, 
     eb = sdf_phi(sb, cx, cy, cz, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8) - pair_f[p, PF_MARGIN_B]
     ax, ay, az = b_to_a(pair_f, p, cx, cy, cz)
     ea = sdf_phi(sa, ax, ay, az, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8) - pair_f[p, PF_MARGIN_A]
-    r = 3.0 * half + pair_f[p, PF_SLACK]
-    if ea + eb > 2.0 * r + pair_f[p, PF_GAP]:
+    reach = SQRT3 * half
+    slack = pair_f[p, PF_SLACK]
+    rb = sdf_lipschitz(sb, cx, cy, cz, reach, sdf_pf, sdf_pi, coarse) * reach + slack
+    ra = sdf_lipschitz(sa, ax, ay, az, reach, sdf_pf, sdf_pi, coarse) * reach + slack
+    if ea + eb > ra + rb + pair_f[p, PF_GAP]:
         return False
     ka = pair_f[p, PF_KA]
     kb = pair_f[p, PF_KB]
     if interface == INTERFACE_SWITCHED:
         kna = pair_f[p, PF_KNA]
         knb = pair_f[p, PF_KNB]
-        inner_can_cross = abs(knb * eb - kna * ea) <= r * (kna + knb)
-        outer_can_cross = abs(eb - ea) <= 2.0 * r
+        inner_can_cross = abs(knb * eb - kna * ea) <= kna * ra + knb * rb
+        outer_can_cross = abs(eb - ea) <= ra + rb
         return inner_can_cross or outer_can_cross
-    return abs(kb * eb - ka * ea) <= r * (ka + kb)
+    return abs(kb * eb - ka * ea) <= ka * ra + kb * rb
 
 
 @device_fn
@@ -112,7 +118,7 @@ def _bricks_cuda(n, write, interface, brick_offsets, pair_count, pair_f, pair_i,
                     a32, a16, a8, keep, keep_offsets, out_pair, out_ijk, capacity)
 
 
-REFINE_BRICKS = KernelPair("refine.bricks", _bricks_cpu, _bricks_cuda)
+REFINE_BRICKS = KernelPair("refine.bricks", _bricks_cpu, _bricks_cuda, serial_below=256)
 
 
 @device_fn
@@ -167,4 +173,4 @@ def _children_cuda(n, write, size, interface, in_pair, in_ijk, pair_f, pair_i, s
                        a32, a16, a8, masks, counts, offsets, out_pair, out_ijk, capacity)
 
 
-REFINE_CHILDREN = KernelPair("refine.children", _children_cpu, _children_cuda)
+REFINE_CHILDREN = KernelPair("refine.children", _children_cpu, _children_cuda, serial_below=64)

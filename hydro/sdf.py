@@ -147,7 +147,8 @@ I_FORMAT = 6
 I_SLOT_OFFSET = 7
 I_COARSE_OFFSET = 8
 I_ATLAS_OFFSET = 9
-I_COUNT = 10
+I_LIPSCHITZ_OFFSET = 10  # into the float32 ``coarse`` array: one bound per brick
+I_COUNT = 11
 
 
 @device_fn
@@ -323,6 +324,34 @@ def sdf_grid_phi(s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8):
     return e + (f - e) * tz
 
 
+@device_fn
+def sdf_lipschitz(s, x, y, z, reach, pf, pi, coarse):
+    """A bound on |∇φ| of packed shape ``s`` over the ball of radius ``reach`` around local (x, y, z).
+
+    Uses the brick's dilated bound when the ball stays inside the box and within one brick of
+    the point's brick (``reach`` <= 8 voxels); elsewhere the worst case of the extension
+    outside the box (√3 + 1).
+    """
+    h = pf[s, F_VOXEL]
+    gx = (x - pf[s, F_ORIGIN]) / h
+    gy = (y - pf[s, F_ORIGIN + 1]) / h
+    gz = (z - pf[s, F_ORIGIN + 2]) / h
+    r = reach / h
+    if r > 8.0 or gx - r < 0.0 or gy - r < 0.0 or gz - r < 0.0:
+        return 2.7320508075688776
+    nx = pi[s, I_RES]
+    ny = pi[s, I_RES + 1]
+    nz = pi[s, I_RES + 2]
+    if gx + r > nx or gy + r > ny or gz + r > nz:
+        return 2.7320508075688776
+    nbx = pi[s, I_BRICKS]
+    nby = pi[s, I_BRICKS + 1]
+    bx = min(int(gx) >> 3, nbx - 1)
+    by = min(int(gy) >> 3, nby - 1)
+    bz = min(int(gz) >> 3, pi[s, I_BRICKS + 2] - 1)
+    return float(coarse[pi[s, I_LIPSCHITZ_OFFSET] + (bz * nby + by) * nbx + bx])
+
+
 # --------------------------------------------------------------------------------------------
 # Sampling kernels
 
@@ -447,6 +476,72 @@ def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fi
 
 
 @njit(parallel=True, cache=True)
+def _brick_lipschitz(nb, h, slot, atlas_values, coarse, out):
+    """Per brick: a bound on the Euclidean gradient norm of the stored (interpolated) field.
+
+    In every trilinear cell each partial derivative is a bilinear blend of that axis' four edge
+    differences, so |∂i f| <= max over those edges of |Δ|/spacing and |∇f| <= sqrt(Σ_i max_i²).
+    A fine brick takes the max over its 8³ cells of its stored samples, a coarse one its
+    single coarse cell.
+    """
+    cx = nb[0] + 1
+    cy = nb[1] + 1
+    n = nb[0] * nb[1] * nb[2]
+    for b in prange(n):
+        bx = b % nb[0]
+        by = (b // nb[0]) % nb[1]
+        bz = b // (nb[0] * nb[1])
+        s = slot[b]
+        best = 0.0
+        if s >= 0:
+            for lz in range(8):
+                for ly in range(8):
+                    for lx in range(8):
+                        gx = 0.0
+                        gy = 0.0
+                        gz = 0.0
+                        for e in range(4):
+                            u = e & 1
+                            v = e >> 1
+                            gx = max(gx, abs(atlas_values[s, lz + v, ly + u, lx + 1] - atlas_values[s, lz + v, ly + u, lx]))
+                            gy = max(gy, abs(atlas_values[s, lz + v, ly + 1, lx + u] - atlas_values[s, lz + v, ly, lx + u]))
+                            gz = max(gz, abs(atlas_values[s, lz + 1, ly + v, lx + u] - atlas_values[s, lz, ly + v, lx + u]))
+                        best = max(best, math.sqrt(gx * gx + gy * gy + gz * gz) / h)
+        else:
+            gx = 0.0
+            gy = 0.0
+            gz = 0.0
+            for e in range(4):
+                u = e & 1
+                v = e >> 1
+                gx = max(gx, abs(coarse[bz + v, by + u, bx + 1] - coarse[bz + v, by + u, bx]))
+                gy = max(gy, abs(coarse[bz + v, by + 1, bx + u] - coarse[bz + v, by, bx + u]))
+                gz = max(gz, abs(coarse[bz + 1, by + v, bx + u] - coarse[bz, by + v, bx + u]))
+            best = math.sqrt(gx * gx + gy * gy + gz * gz) / (8.0 * h)
+        out[b] = best
+
+
+@njit(cache=True)
+def _dilate_max(values, nb):
+    """Max over each brick and its 26 neighbours."""
+    out = np.empty_like(values)
+    for bz in range(nb[2]):
+        for by in range(nb[1]):
+            for bx in range(nb[0]):
+                m = 0.0
+                for dz in range(-1, 2):
+                    for dy in range(-1, 2):
+                        for dx in range(-1, 2):
+                            x = bx + dx
+                            y = by + dy
+                            z = bz + dz
+                            if 0 <= x < nb[0] and 0 <= y < nb[1] and 0 <= z < nb[2]:
+                                m = max(m, values[(z * nb[1] + y) * nb[0] + x])
+                out[(bz * nb[1] + by) * nb[0] + bx] = m
+    return out
+
+
+@njit(parallel=True, cache=True)
 def _quantize(values, lo, scale_inv, levels, out):
     for i in prange(values.shape[0]):
         q = math.floor((values[i] - lo) * scale_inv + 0.5)
@@ -495,6 +590,8 @@ class SDF:
     | ``brick_slot`` | (bz, by, bx) | int32 fine slot per brick, −1 for coarse |
     | ``atlas`` | (F, 9, 9, 9) | fine samples (z, y, x order) in ``texture_format`` |
     | ``scale``, ``offset`` | | dequantisation: φ = offset + scale · q (float32: 1, 0) |
+    | ``brick_lipschitz`` | (bz, by, bx) | float32 bound on |∇φ| of the stored field over the brick and |
+    |  |  | its 26 neighbours (1 for a true distance; up to √3 where trilinear cells cut a kink) |
     """
 
     geometry: Geometry
@@ -508,6 +605,7 @@ class SDF:
     atlas: np.ndarray
     scale: float
     offset: float
+    brick_lipschitz: np.ndarray
     build_seconds: float = 0.0
     band_bricks: int = 0
     _pack: "SDFPack | None" = field(default=None, repr=False)
@@ -544,7 +642,7 @@ class SDF:
         return SDFMemory(
             fine_bytes=int(self.atlas.nbytes),
             coarse_bytes=int(self.coarse.nbytes),
-            slot_bytes=int(self.brick_slot.nbytes),
+            slot_bytes=int(self.brick_slot.nbytes + self.brick_lipschitz.nbytes),
             dense_same_format_bytes=n_samples * itemsize,
             dense_float32_bytes=n_samples * 4,
         )
@@ -640,6 +738,11 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         _quantize(values.ravel(), q_lo, 1.0 / scale, levels, q)
         atlas = q.astype(FORMAT_DTYPES[fmt]).reshape(values.shape)
     atlas = atlas.reshape(-1, BRICK_SAMPLES, BRICK_SAMPLES, BRICK_SAMPLES)
+    stored = atlas.astype(np.float64) * scale + offset if fmt != "float32" else atlas.astype(np.float64)
+    coarse3 = coarse.reshape(nb[2] + 1, nb[1] + 1, nb[0] + 1)
+    lip = np.empty(n_bricks)
+    _brick_lipschitz(nb, h, slot, stored, coarse3.astype(np.float64), lip)
+    lipschitz = _dilate_max(lip, nb).astype(np.float32) * np.float32(1.0 + 1e-6)
     return SDF(
         geometry=geometry,
         settings=settings,
@@ -647,8 +750,9 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         voxel_size=h,
         resolution=res,
         padding=pad,
-        coarse=coarse.reshape(nb[2] + 1, nb[1] + 1, nb[0] + 1),
+        coarse=coarse3,
         brick_slot=slot.reshape(nb[2], nb[1], nb[0]),
+        brick_lipschitz=lipschitz.reshape(nb[2], nb[1], nb[0]),
         atlas=atlas,
         scale=float(scale),
         offset=float(offset),
@@ -669,7 +773,8 @@ class SDFPack:
     | ``params_f`` | (S, F_COUNT) float64 | origin, voxel size, its inverse, scale, offset, band |
     | ``params_i`` | (S, I_COUNT) int32 | resolution, bricks, format, offsets into the arrays below |
     | ``slots`` | (Σ bricks,) int32 | fine slot per brick, −1 coarse |
-    | ``coarse`` | (Σ coarse samples,) float32 | |
+    | ``coarse`` | (Σ coarse samples + bricks,) float32 | each shape's coarse grid, then its |
+    |  |  | per-brick Lipschitz bounds (at ``I_LIPSCHITZ_OFFSET``) |
     | ``atlas_f32`` / ``atlas_u16`` / ``atlas_u8`` | (Σ samples,) | fine samples by format |
     """
 
@@ -698,11 +803,13 @@ class SDFPack:
             pi[s, I_SLOT_OFFSET] = slot_off
             pi[s, I_COARSE_OFFSET] = coarse_off
             pi[s, I_ATLAS_OFFSET] = atlas_len[fmt]
+            pi[s, I_LIPSCHITZ_OFFSET] = coarse_off + sdf.coarse.size
             slots.append(sdf.brick_slot.ravel())
             coarse.append(sdf.coarse.ravel())
+            coarse.append(sdf.brick_lipschitz.ravel())
             atlases[fmt].append(sdf.atlas.ravel())
             slot_off += sdf.brick_slot.size
-            coarse_off += sdf.coarse.size
+            coarse_off += sdf.coarse.size + sdf.brick_lipschitz.size
             atlas_len[fmt] += sdf.atlas.size
         for fmt, total in atlas_len.items():
             if total >= 2**31:

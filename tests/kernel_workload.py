@@ -4,8 +4,11 @@ import numpy as np
 
 
 def exercise_all_kernels(device):
+    from hydro.config import HydroelasticConfig
     from hydro.geometry import Box, Sphere
+    from hydro.pipeline import HydroelasticPipeline
     from hydro.sdf import SDFPack, SDFSettings, build_sdf
+    from pipeline_util import pose, shapes
 
     pack = SDFPack([build_sdf(Sphere(0.1), SDFSettings(max_resolution=16)),
                     build_sdf(Box((0.1, 0.1, 0.1)), SDFSettings(max_resolution=16))])
@@ -13,3 +16,7 @@ def exercise_all_kernels(device):
     ids = np.array([0, 1, 0, 1])
     pack.sample(ids, pts, device=device)
     pack.sample_grad(ids, pts, device=device)
+
+    m = shapes([Box((0.3, 0.3, 0.1)), Sphere(0.05)], resolution=16)
+    poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045))])
+    HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False), device=device).collide(poses)

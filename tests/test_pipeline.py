@@ -1,0 +1,311 @@
+"""The contact pipeline against closed forms, invariants and a NumPy reference."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import naive
+from hydro.config import HydroelasticConfig
+from hydro.geometry import Box, Sphere
+from hydro.pipeline import ContactOverflowError, HydroelasticPipeline
+from pipeline_util import pose, rigid_motion, shapes
+
+K = 1e9
+NO_REDUCE = HydroelasticConfig(reduce_contacts=False)
+
+
+def sphere_on_box(d, *, k_sphere=K, k_box=K, R=0.1, resolution=64):
+    m = shapes([Box((0.5, 0.5, 0.2)), Sphere(R)], stiffness=[k_box, k_sphere], resolution=resolution)
+    poses = np.array([pose((0, 0, -0.1)), pose((0, 0, R - d))])
+    return m, poses
+
+
+def totals(contacts):
+    f = contacts.force_vectors().sum(axis=0)
+    mag = contacts.force.astype(float)
+    cop = (contacts.point.astype(float) * mag[:, None]).sum(axis=0) / mag.sum()
+    area = contacts.area[~contacts.speculative].astype(float).sum()
+    return f, cop, area
+
+
+# ---------------------------------------------------------------------------------------------
+# Closed forms (../shared/reference/analytic.md)
+
+SPHERE_ON_BOX = [(0.005, 3.82882e-6, 3.0826e-3, -0.001665, 0.03),
+                 (0.010, 1.49226e-5, 6.0469e-3, -0.003326, 0.02),
+                 (0.020, 5.65487e-5, 1.16183e-2, -0.006637, 0.01)]
+
+
+@pytest.mark.parametrize("d, V, A, cop_z, tol", SPHERE_ON_BOX)
+def test_sphere_on_box_matches_the_closed_form(d, V, A, cop_z, tol):
+    m, poses = sphere_on_box(d)
+    res = HydroelasticPipeline(m, NO_REDUCE).collide(poses)
+    f, cop, area = totals(res.contacts)
+    h = m.sdfs[m.shape_sdf[1]].voxel_size
+    assert abs(f[2] / (K * V) - 1) < tol, f"force {f[2]:.6g} vs {K * V:.6g}"
+    assert abs(area / A - 1) < 0.05
+    assert np.hypot(cop[0], cop[1]) < h / 5
+    assert abs(cop[2] - cop_z) < h / 5
+    assert np.hypot(f[0], f[1]) < 0.01 * f[2]
+    # the force on B (the sphere, the finer grid) points up, out of the box
+    assert np.all(res.contacts.shape_b == 1)
+    assert np.all(res.contacts.normal[:, 2] > 0)
+
+
+CUBE_ON_BOX = [(0.002, 9.80133e-6, 1.0164e-2), (0.005, 2.37708e-5, 1.0404e-2), (0.010, 4.51667e-5, 1.0787e-2)]
+
+
+@pytest.mark.parametrize("d, V, A", CUBE_ON_BOX)
+def test_cube_on_box_matches_the_closed_form(d, V, A):
+    s = 0.1
+    m = shapes([Box((0.4, 0.4, 0.2)), Box((s, s, s))], stiffness=K)
+    res = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, -0.1)), pose((0, 0, s / 2 - d))]))
+    f, cop, area = totals(res.contacts)
+    h = m.sdfs[m.shape_sdf[1]].voxel_size
+    assert abs(f[2] / (K * V) - 1) < 0.02
+    assert abs(area / A - 1) < 0.05
+    assert np.hypot(cop[0], cop[1]) < h / 5
+    assert np.hypot(f[0], f[1]) < 0.01 * f[2]
+
+
+TWO_SPHERES = [(0.005, 1.93077e-6, 1.55116e-3, 0.03), (0.010, 7.59218e-6, 3.06305e-3, 0.02),
+               (0.020, 2.93215e-5, 5.96903e-3, 0.01)]
+
+
+@pytest.mark.parametrize("d, V, A, tol", TWO_SPHERES)
+def test_two_spheres_match_the_closed_form(d, V, A, tol):
+    R = 0.1
+    m = shapes([Sphere(R), Sphere(R)], stiffness=K)
+    res = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, 0)), pose((0, 0, 2 * R - d))]))
+    f, cop, area = totals(res.contacts)
+    h = m.sdfs[0].voxel_size
+    assert abs(f[2] / (K * V) - 1) < tol
+    assert abs(area / A - 1) < 0.05
+    np.testing.assert_allclose(cop, [0, 0, R - d / 2], atol=h / 5)
+    assert np.hypot(f[0], f[1]) < 0.01 * f[2]
+
+
+def test_unequal_stiffness_moves_the_patch_toward_the_stiffer_surface():
+    d, R = 0.01, 0.1
+    lowest = []
+    for ratio in (0.25, 1.0, 4.0):  # k_sphere / k_box
+        ks, kb = K * ratio, K
+        m, poses = sphere_on_box(d, k_sphere=ks, k_box=kb)
+        c = HydroelasticPipeline(m, NO_REDUCE).collide(poses).contacts
+        f, _, _ = totals(c)
+        keff = ks * kb / (ks + kb)
+        expect = keff * math.pi * d * d * (R - d * (ks + 2 * kb) / (3 * (ks + kb)))
+        assert abs(f[2] / expect - 1) < 0.02, ratio
+        # the patch's lowest point: -d·ks/(ks+kb) (the sphere's bottom sits at z = -d)
+        z_low = c.point[:, 2].min()
+        h = m.sdfs[m.shape_sdf[1]].voxel_size
+        assert abs(z_low - (-d * ks / (ks + kb))) < h / 2, ratio
+        lowest.append(z_low)
+    # a stiffer sphere keeps its shape: the patch moves down toward the sphere's surface
+    assert lowest[0] > lowest[1] > lowest[2]
+
+
+# ---------------------------------------------------------------------------------------------
+# Invariants
+
+
+def test_force_is_continuous_and_monotone_in_depth_and_zero_when_apart():
+    m, _ = sphere_on_box(0.0)
+    pipe = HydroelasticPipeline(m, NO_REDUCE)
+    depths = np.linspace(-0.003, 0.02, 47)
+    forces = []
+    for d in depths:
+        c = pipe.collide(np.array([pose((0, 0, -0.1)), pose((0, 0, 0.1 - d))])).contacts
+        forces.append(c.force_vectors().sum(axis=0)[2] if len(c) else 0.0)
+    forces = np.array(forces)
+    assert np.all(forces[depths < 0] == 0.0)
+    assert np.all(np.diff(forces) >= 0.0)
+    # continuity: no step bigger than the closed form's own increase over one step (×1.5)
+    R = 0.1
+    exact = K * np.pi * np.clip(depths, 0, None) ** 2 / 2 * (R - np.clip(depths, 0, None) / 2)
+    assert np.all(np.diff(forces) <= 1.5 * np.diff(exact) + 1e-9 * exact.max())
+
+
+def test_no_contacts_beyond_the_gap_and_speculative_inside_it():
+    gap = 0.002
+    m = shapes([Box((0.5, 0.5, 0.2)), Sphere(0.1)], stiffness=K, gap=[gap / 2, gap / 2])
+    pipe = HydroelasticPipeline(m, NO_REDUCE)
+    apart = lambda sep: np.array([pose((0, 0, -0.1)), pose((0, 0, 0.1 + sep))])  # noqa: E731
+    far = pipe.collide(apart(gap + 0.001)).contacts
+    assert len(far) == 0
+    near = pipe.collide(apart(gap / 2)).contacts
+    assert len(near) > 0 and np.all(near.speculative)
+    assert np.all(near.force == 0) and np.all(near.area == 0) and np.all(near.stiffness == 0)
+    assert np.all((near.depth >= 0) & (near.depth <= gap + 1e-6))
+    touching = pipe.collide(apart(-0.005)).contacts
+    assert (~touching.speculative).sum() > 0
+
+
+@pytest.mark.parametrize("tilt, rtol", [(0.0, 1e-5), (0.3, 0.01)])
+def test_swapping_the_two_shapes_changes_nothing_but_signs(tilt, rtol):
+    # Swapping the shapes' order makes the other sphere B (the meshed grid). Untilted, the two
+    # grids mirror each other and the results agree to rounding; tilted, to discretisation.
+    R, d = 0.1, 0.01
+    m = shapes([Sphere(R), Sphere(R)], stiffness=K)
+    poses = np.array([pose((0, 0, 0)), pose((0.01 * tilt, 0.02 * tilt, 2 * R - d), (1, 1, 0), tilt)])
+    pipe = HydroelasticPipeline(m, NO_REDUCE)
+    c1 = pipe.collide(poses).contacts
+    c2 = pipe.collide(poses[::-1].copy()).contacts
+    assert np.all(c1.shape_b == 1) and np.all(c2.shape_b == 1)
+    f1 = c1.force_vectors().sum(axis=0)  # on the upper sphere (index 1 in the first call)
+    f2 = c2.force_vectors().sum(axis=0)  # on the lower sphere (index 1 in the second call)
+    np.testing.assert_allclose(f1, -f2, rtol=rtol, atol=rtol * np.linalg.norm(f1))
+    np.testing.assert_allclose(c1.area.sum(), c2.area.sum(), rtol=rtol)
+    np.testing.assert_allclose(totals(c1)[1], totals(c2)[1], atol=rtol * R + 1e-9)
+
+
+def test_moving_both_shapes_moves_the_patch_rigidly():
+    m, poses = sphere_on_box(0.01)
+    pipe = HydroelasticPipeline(m, NO_REDUCE)
+    f0, cop0, area0 = totals(pipe.collide(poses).contacts)
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        axis = rng.normal(size=3)
+        angle = rng.uniform(0, np.pi)
+        shift = rng.uniform(-1, 1, size=3)
+        moved = rigid_motion(poses, shift, axis, angle)
+        f, cop, area = totals(pipe.collide(moved).contacts)
+        assert abs(np.linalg.norm(f) / np.linalg.norm(f0) - 1) < 0.01
+        assert abs(area / area0 - 1) < 0.01
+        from hydro.transforms import quat_from_axis_angle, quat_rotate
+
+        q = quat_from_axis_angle(axis, angle)
+        np.testing.assert_allclose(f, quat_rotate(q, f0), atol=0.02 * np.linalg.norm(f0))
+        np.testing.assert_allclose(cop, shift + quat_rotate(q, cop0), atol=m.sdfs[1].voxel_size / 2)
+
+
+def test_switched_interface_equals_continuous_for_equal_stiffness():
+    # with kA = kB both forms of the switched field are φA − φB, the continuous field scaled by
+    # k: the same patch up to rounding; for unequal stiffness the dense reference test checks
+    # the switched field itself
+    m, poses = sphere_on_box(0.01)
+    cont = HydroelasticPipeline(m, NO_REDUCE).collide(poses).contacts
+    sw = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, interface="switched")).collide(poses).contacts
+    assert len(sw) == len(cont)
+    for name, arr in cont.as_dict().items():
+        scale = np.abs(arr).max() if arr.dtype.kind == "f" and len(arr) else 1.0
+        np.testing.assert_allclose(getattr(sw, name), arr, rtol=0, atol=1e-5 * scale, err_msg=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Stage-by-stage NumPy reference
+
+
+def _sorted_rows(d, keys):
+    rows = np.column_stack([np.asarray(d[k], float).reshape(len(d[keys[0]]), -1) for k in keys])
+    order = np.lexsort(np.round(rows[:, :3] / 1e-7).T[::-1])
+    return rows[order]
+
+
+@pytest.mark.parametrize("switched", [False, True])
+def test_pipeline_matches_a_dense_numpy_reference(switched):
+    # small grids so the reference can mesh B's whole grid; unequal sizes, stiffnesses, a tilt
+    from hydro.geometry import Capsule, Ellipsoid
+
+    m = shapes([Box((0.3, 0.3, 0.1)), Capsule(0.04, 0.06), Ellipsoid((0.05, 0.04, 0.03))],
+               stiffness=[2 * K, K, 3 * K], resolution=16, gap=[0.0, 0.002, 0.002])
+    poses = np.array([pose((0, 0, -0.05)), pose((0.02, 0, 0.035), (1, 0, 0), 0.4),
+                      pose((0.0, 0.0, 0.09), (0, 1, 0), 1.2)])
+    cfg = HydroelasticConfig(reduce_contacts=False, interface="switched" if switched else "continuous")
+    res = HydroelasticPipeline(m, cfg).collide(poses)
+    expect_pairs = naive.broad_phase_pairs(m, poses)
+    got_pairs = {tuple(sorted(p)) for p in zip(res.pair_shape_a, res.pair_shape_b)}
+    assert got_pairs == expect_pairs
+    keys = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight")
+    for p, (a, b) in enumerate(zip(res.pair_shape_a, res.pair_shape_b)):
+        ref = naive.patch_contacts(m, poses, a, b, clamp=cfg.mc_edge_clamp_min, switched=switched)
+        got = res.contacts.select(res.contacts.pair == p).as_dict()
+        if ref is None:
+            assert len(got["area"]) == 0
+            continue
+        assert len(got["area"]) == len(ref["area"]), (a, b)
+        g = _sorted_rows(got, keys)
+        r = _sorted_rows(ref, keys)
+        scale = np.abs(r).max(axis=0) + 1e-30
+        np.testing.assert_allclose(g / scale, r / scale, atol=2e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Buffers and bad input
+
+
+def test_outputs_have_no_unwritten_slots():
+    m, poses = sphere_on_box(0.01)
+    c = HydroelasticPipeline(m, NO_REDUCE).collide(poses).contacts
+    for name, arr in c.as_dict().items():
+        if arr.dtype.kind == "f":
+            assert np.all(np.isfinite(arr)), name
+
+
+@pytest.mark.parametrize("setting, value", [("contact_capacity", 100), ("block_capacity", 50),
+                                            ("cell_capacity", 20), ("pair_capacity", 1)])
+def test_a_tiny_capacity_reports_the_setting_and_writes_nothing_past_it(setting, value):
+    m = shapes([Box((0.5, 0.5, 0.2)), Sphere(0.1), Sphere(0.1)], stiffness=K)
+    poses = np.array([pose((0, 0, -0.1)), pose((0, 0, 0.09)), pose((0.25, 0, 0.09))])
+    cfg = HydroelasticConfig(reduce_contacts=False, overflow="ignore", **{setting: value})
+    pipe = HydroelasticPipeline(m, cfg)
+    res = pipe.collide(poses)
+    names = [o.setting for o in res.overflow]
+    assert setting in names
+    o = res.overflow[names.index(setting)]
+    assert o.capacity == value and o.required > value
+    assert f"raise HydroelasticConfig.{setting} to at least {o.required}" in o.message()
+    if setting == "contact_capacity":
+        assert len(res.contacts) == value
+        # the guard slot after the capacity is still the NaN it was filled with
+        assert np.all(np.isnan(pipe.device.to_host(pipe.contact_f.array)[value]))
+    with pytest.raises(ContactOverflowError, match=f"raise HydroelasticConfig.{setting}"):
+        HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, overflow="raise",
+                                                   **{setting: value})).collide(poses)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, overflow="warn",
+                                                   **{setting: value})).collide(poses)
+    assert any(setting in str(x.message) for x in w)
+
+
+def test_automatic_capacities_grow_instead_of_dropping():
+    m = shapes([Box((0.5, 0.5, 0.2)), Box((0.1, 0.1, 0.1))], stiffness=K)
+    poses = np.array([pose((0, 0, -0.1)), pose((0, 0, 0.045))])
+    pipe = HydroelasticPipeline(m, NO_REDUCE)
+    pipe.contact_f.capacity = pipe.contact_i.capacity = 10  # pretend the estimate was too small
+    res = pipe.collide(poses)
+    assert not res.overflow and len(res.contacts) > 10
+    assert pipe.contact_f.capacity >= len(res.contacts)
+
+
+def test_nan_pose_names_the_shape():
+    m, poses = sphere_on_box(0.01)
+    poses[1, 2] = np.nan
+    with pytest.raises(ValueError, match="/World/shape_1.*not finite"):
+        HydroelasticPipeline(m, NO_REDUCE).collide(poses)
+
+
+def test_a_hydroelastic_shape_without_sdf_is_refused():
+    m, _ = sphere_on_box(0.01)
+    m.shape_sdf = np.array([0, -1], np.int32)
+    with pytest.raises(ValueError, match="/World/shape_1 is hydroelastic but has no SDF"):
+        HydroelasticPipeline(m, NO_REDUCE)
+
+
+def test_a_non_hydroelastic_partner_is_refused():
+    m, poses = sphere_on_box(0.01)
+    m.shape_hydroelastic = np.array([True, False])
+    pipe = HydroelasticPipeline(m, NO_REDUCE)
+    assert len(pipe.collide(poses).contacts) == 0  # the broad phase skips it
+    with pytest.raises(ValueError, match="/World/shape_1 is not hydroelastic"):
+        pipe.collide(poses, pairs=[(0, 1)])
+
+
+def test_shapes_of_one_body_or_other_envs_never_pair():
+    m = shapes([Sphere(0.1), Sphere(0.1), Sphere(0.1)], stiffness=K, body=[0, 0, 1], env=[0, 0, 1])
+    poses = np.array([pose((0, 0, 0)), pose((0, 0, 0.19)), pose((0, 0, 0.1))])
+    res = HydroelasticPipeline(m, NO_REDUCE).collide(poses)
+    assert len(res.pair_shape_a) == 0
