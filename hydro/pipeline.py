@@ -150,6 +150,15 @@ class HydroelasticPipeline:
         con0 = 4 * self.block_pair.capacity
         self.contact_f = _Buffer(dev, "contact_capacity", (CF_COUNT,), np.float32, cfg.contact_capacity, con0)
         self.contact_i = _Buffer(dev, "contact_capacity", (CI_COUNT,), np.int32, cfg.contact_capacity, con0)
+        from .reduction import ReductionWorkspace
+
+        self.reduction = ReductionWorkspace(dev, cfg.max_contacts_per_pair)
+        red0 = cfg.reduced_contact_capacity or pair0 * cfg.max_contacts_per_pair
+        self.reduced_f = _Buffer(dev, "reduced_contact_capacity", (CF_COUNT,), np.float32,
+                                 cfg.reduced_contact_capacity, red0)
+        self.reduced_i = _Buffer(dev, "reduced_contact_capacity", (CI_COUNT,), np.int32,
+                                 cfg.reduced_contact_capacity, red0)
+        self.calls = 0
         self.bp_counts = dev.empty(len(self.hydro_shapes) + 1, np.int64)
         self.bp_offsets = dev.empty(len(self.hydro_shapes) + 1, np.int64)
 
@@ -286,37 +295,49 @@ class HydroelasticPipeline:
         dev.synchronize()
         timings["marching_cubes"] = (time.perf_counter() - t0) * 1e3
 
+        # -- stage 6: contact reduction (optional) ---------------------------------------------
+        self.calls += 1
+        call = self.calls
+        if cfg.reduce_contacts:
+            t0 = time.perf_counter()
+            from .reduction import reduce_on_device
+
+            cap = self._reserve(n_pairs * cfg.max_contacts_per_pair, self.reduced_f, self.reduced_i)
+            n_red, required = reduce_on_device(dev, self.reduction, n_pairs, n_tri, self.contact_f.array,
+                                               self.contact_i.array, self.reduced_f.array, self.reduced_i.array,
+                                               cap)
+            self._note_overflow(overflow, "reduced_contact_capacity", cap, required)
+            counts["reduced"] = n_red
+            dev.synchronize()
+            timings["reduce"] = (time.perf_counter() - t0) * 1e3
+
         # -- download -------------------------------------------------------------------------
         t0 = time.perf_counter()
-        patch = self._download(n_tri)
         pair_host = dev.to_host(pair_i[:n_pairs]) if n_pairs else np.zeros((0, PI_COUNT), np.int32)
-        timings["download"] = (time.perf_counter() - t0) * 1e3
-
-        contacts = patch
         if cfg.reduce_contacts:
-            from .reduction import reduce_contacts  # noqa: PLC0415  (stage 6, optional)
+            contacts = self._download(self.reduced_f, self.reduced_i, n_red)
+            patch = None
 
-            t0 = time.perf_counter()
-            contacts, red_overflow = reduce_contacts(patch, n_pairs, cfg, device=dev)
-            overflow.extend(red_overflow)
-            timings["reduce"] = (time.perf_counter() - t0) * 1e3
+            def load_patch(n=n_tri, call=call):
+                if self.calls != call:
+                    raise RuntimeError("the unreduced patch of an earlier collide call was overwritten by a "
+                                       "later call; read result.patch before calling collide again")
+                return self._download(self.contact_f, self.contact_i, n)
+        else:
+            contacts = patch = self._download(self.contact_f, self.contact_i, n_tri)
+            load_patch = None
+        timings["download"] = (time.perf_counter() - t0) * 1e3
         self._handle_overflow(overflow)
-        return CollisionResult(contacts=contacts, patch=patch, pair_shape_a=pair_host[:, 0].copy(),
-                               pair_shape_b=pair_host[:, 1].copy(), overflow=overflow, timings_ms=timings,
-                               counts=counts)
+        return CollisionResult(contacts, pair_host[:, 0].copy(), pair_host[:, 1].copy(), patch=patch,
+                               patch_loader=load_patch, overflow=overflow, timings_ms=timings, counts=counts)
 
     # ------------------------------------------------------------------------------------------
-    def _download(self, n) -> Contacts:
-        dev = self.device
+    def _download(self, buf_f, buf_i, n) -> Contacts:
+        from .reduction import contacts_from_buffers
+
         if n == 0:
             return Contacts.empty(0)
-        f = dev.to_host(self.contact_f.array[:n])
-        i = dev.to_host(self.contact_i.array[:n])
-        f = np.array(f, copy=True)
-        i = np.array(i, copy=True)
-        return Contacts(point=f[:, 0:3], normal=f[:, 3:6], area=f[:, 6], depth=f[:, 7], pressure=f[:, 8],
-                        force=f[:, 9], stiffness=f[:, 10], weight=f[:, 11], shape_a=i[:, 0], shape_b=i[:, 1],
-                        env=i[:, 2], pair=i[:, 3], speculative=i[:, 4].astype(bool))
+        return contacts_from_buffers(self.device.to_host(buf_f.array[:n]), self.device.to_host(buf_i.array[:n]))
 
     def _check_pairs(self, pairs) -> np.ndarray:
         arr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)

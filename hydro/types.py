@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -96,27 +96,37 @@ class Overflow:
                 f"(now {self.capacity}); {self.required - self.capacity} entries were dropped")
 
 
-@dataclass
 class CollisionResult:
     """Everything one ``collide`` call produced.
 
-    | field | meaning |
+    | attribute | meaning |
     |---|---|
     | ``contacts`` | :class:`Contacts`, the (reduced, when enabled) contact table |
-    | ``patch`` | :class:`Contacts` before reduction (same object when reduction is off) |
+    | ``patch`` | :class:`Contacts` before reduction (the same table when reduction is off); |
+    |  | copied from the pipeline's buffers on first access, which must come before the next call |
     | ``pair_shape_a`` / ``pair_shape_b`` | (P,) int32, the pairs that passed the broad phase |
     | ``overflow`` | list of :class:`Overflow` (empty when every buffer sufficed) |
     | ``timings_ms`` | stage name → milliseconds |
-    | ``counts`` | stage name → items produced (pairs, cells per level, voxels, triangles) |
+    | ``counts`` | stage name → items produced (pairs, cells per level, blocks, triangles) |
     """
 
-    contacts: Contacts
-    patch: Contacts
-    pair_shape_a: np.ndarray
-    pair_shape_b: np.ndarray
-    overflow: list = field(default_factory=list)
-    timings_ms: dict = field(default_factory=dict)
-    counts: dict = field(default_factory=dict)
+    def __init__(self, contacts, pair_shape_a, pair_shape_b, *, patch=None, patch_loader=None, overflow=(),
+                 timings_ms=None, counts=None):
+        self.contacts = contacts
+        self.pair_shape_a = pair_shape_a
+        self.pair_shape_b = pair_shape_b
+        self.overflow = list(overflow)
+        self.timings_ms = dict(timings_ms or {})
+        self.counts = dict(counts or {})
+        self._patch = patch
+        self._patch_loader = patch_loader
+
+    @property
+    def patch(self) -> Contacts:
+        if self._patch is None:
+            self._patch = self._patch_loader()
+            self._patch_loader = None
+        return self._patch
 
     def pair_summaries(self, *, reduced: bool = True) -> list:
         """Per-pair totals (force on B, torque about the world origin, area, centre of pressure)."""
