@@ -44,7 +44,7 @@ import numpy as np
 
 from . import validate as _rules
 from .geometry import Geometry, Mesh
-from .sdf import SDF, SDFPack, SDFSettings, build_sdf
+from .sdf import SDFPack, SDFSettings, build_sdf
 from .transforms import IDENTITY_POSE, check_poses, pose_compose, quat_to_matrix
 
 #: The identity pose [0, 0, 0, 0, 0, 0, 1].
@@ -390,7 +390,7 @@ class ModelBuilder:
         if not isinstance(sdf, SDFSettings):
             raise ValueError(f"shape {path}: sdf must be an SDFSettings, got {type(sdf).__name__}")
         watertight_error = None
-        if hydroelastic is True and isinstance(geometry, Mesh):
+        if (hydroelastic is True or sdf_collision) and isinstance(geometry, Mesh):
             try:
                 geometry.check_watertight()
             except ValueError as exc:
@@ -403,7 +403,7 @@ class ModelBuilder:
             max_resolution=sdf.max_resolution, target_voxel_size=sdf.target_voxel_size,
             narrow_band_inner=sdf.narrow_band_inner, narrow_band_outer=sdf.narrow_band_outer,
             padding=sdf.padding, texture_format=sdf.texture_format, margin=numbers["margin"],
-            gap=numbers["gap"], watertight_error=watertight_error)
+            gap=numbers["gap"], watertight_error=watertight_error, sdf_collision=bool(sdf_collision))
         if _rules.has_errors(findings):
             raise ValueError(_rules.format_findings([f for f in findings if f.severity == _rules.ERROR]))
         friction = []

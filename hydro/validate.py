@@ -23,14 +23,18 @@ A finding prints as ``CODE SEVERITY PRIM_PATH: message``. The codes are stable:
 | ``HYDRO.SDF.002`` | ERROR | narrow band inner ≥ 0 or outer ≤ 0 (or not finite) |
 | ``HYDRO.SDF.003`` | ERROR | ``newton:sdfTextureFormat`` not ``uint8``, ``uint16`` or ``float32`` |
 | ``HYDRO.SDF.004`` | ERROR | ``newton:sdfTargetVoxelSize`` not finite, ``newton:sdfPadding`` not finite or < 0 |
+| ``HYDRO.SDF.005`` | ERROR | NewtonSDFCollisionAPI on a mesh that is not watertight (no SDF can be built) |
 | ``HYDRO.CON.001`` | ERROR | ``newton:contactMargin`` or ``newton:contactGap`` negative or not finite |
 | ``HYDRO.GEO.001`` | ERROR | a collider hydro cannot represent: unsupported prim type, bad size, |
 | | | sheared transform, non-uniform scale across a capsule or a round cross-section |
 | ``HYDRO.MAS.001`` | ERROR | ``physics:mass``/``physics:density`` negative or not finite, |
-| | | ``physics:diagonalInertia`` negative or not finite |
+| | | ``physics:diagonalInertia`` negative or not finite, ``physics:centerOfMass`` not finite |
+| | | (other than the unset sentinel −inf) |
+| ``HYDRO.BOD.001`` | ERROR | ``physics:velocity`` or ``physics:angularVelocity`` not 3 finite numbers |
 | ``HYDRO.MAS.002`` | WARNING | ``newton:massModel = "shell"``: hydro computes solid mass properties |
 | ``HYDRO.SCH.001`` | WARNING | a ``newton:hydroelastic*``/``newton:sdf*`` attribute authored on a collider |
-| | | without NewtonSDFCollisionAPI (hydro reads it anyway) |
+| | | without NewtonSDFCollisionAPI (hydro reads it anyway), or a Newton mass attribute |
+| | | without NewtonMassAPI (hydro ignores it) |
 | ``HYDRO.USD.001`` | WARNING | a physics joint: hydro has no joints, the prim is ignored |
 """
 
@@ -53,11 +57,13 @@ CODES = {
     "HYDRO.SDF.002": (ERROR, "narrow band inner >= 0 or outer <= 0"),
     "HYDRO.SDF.003": (ERROR, "unknown SDF texture format"),
     "HYDRO.SDF.004": (ERROR, "sdfTargetVoxelSize or sdfPadding invalid"),
+    "HYDRO.SDF.005": (ERROR, "SDF asked for on a non-watertight mesh"),
     "HYDRO.CON.001": (ERROR, "negative contact margin or gap"),
     "HYDRO.GEO.001": (ERROR, "collider geometry hydro cannot represent"),
     "HYDRO.MAS.001": (ERROR, "invalid physics mass properties"),
     "HYDRO.MAS.002": (WARNING, "shell mass model computed as solid"),
-    "HYDRO.SCH.001": (WARNING, "Newton SDF attribute without NewtonSDFCollisionAPI"),
+    "HYDRO.BOD.001": (ERROR, "non-finite body velocity"),
+    "HYDRO.SCH.001": (WARNING, "Newton attribute without its schema applied"),
     "HYDRO.USD.001": (WARNING, "physics joint ignored"),
 }
 
@@ -82,6 +88,7 @@ COLLISION_DEFAULTS = {
 }
 TEXTURE_FORMATS = ("uint8", "uint16", "float32")
 MASS_MODELS = ("solid", "shell")
+NEWTON_MASS_ATTRIBUTES = ("newton:inertia", "newton:massModel", "newton:shellThickness")
 
 SDF_COLLISION_API = "NewtonSDFCollisionAPI"
 COLLISION_APIS = ("PhysicsCollisionAPI", "NewtonCollisionAPI", SDF_COLLISION_API)
@@ -173,9 +180,12 @@ def env_of_path(path: str) -> int | None:
 def shape_findings(path: str, *, kind: str, hydroelastic, stiffness, max_resolution=64,
                    target_voxel_size=None, narrow_band_inner=-0.1, narrow_band_outer=0.1,
                    padding=None, texture_format="uint16", margin=0.0, gap=0.0,
-                   watertight_error: str | None = None) -> list[Finding]:
+                   watertight_error: str | None = None, sdf_collision: bool = False) -> list[Finding]:
     """Findings of one collider's values (HYDRO.HYD.001/002, HYDRO.SDF.*, HYDRO.CON.001)."""
     out = []
+    if sdf_collision and hydroelastic is not True and kind == "mesh" and watertight_error:
+        out.append(_finding("HYDRO.SDF.005", path, f"NewtonSDFCollisionAPI asks for an SDF, but the mesh is not "
+                                                   f"watertight ({watertight_error})"))
     if hydroelastic is True:
         if kind in NON_VOLUMETRIC:
             out.append(_finding("HYDRO.HYD.001", path,
@@ -263,6 +273,13 @@ def physics_mass_findings(path: str, attributes: dict) -> list[Finding]:
             v = attributes[name]
             if not (_is_number(v) and math.isfinite(v) and v >= 0):
                 out.append(_finding("HYDRO.MAS.001", path, f"{name} must be a finite number >= 0, got {v!r}"))
+    if "physics:centerOfMass" in attributes:
+        v = attributes["physics:centerOfMass"]
+        ok = isinstance(v, (list, tuple)) and len(v) == 3 and all(_is_number(x) for x in v) and (
+            all(math.isfinite(x) for x in v) or all(x == -math.inf for x in v))
+        if not ok:
+            out.append(_finding("HYDRO.MAS.001", path, f"physics:centerOfMass must be 3 finite numbers "
+                                                       f"(or -inf: unset), got {v!r}"))
     if "physics:diagonalInertia" in attributes:
         v = attributes["physics:diagonalInertia"]
         if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(_is_number(x) and math.isfinite(x) and x >= 0 for x in v)):
@@ -304,8 +321,18 @@ def validate_records(records) -> list[Finding]:
     for r in records:
         if NEWTON_MASS_API in r.schemas:
             out += newton_mass_findings(r.path, xformable=r.xformable, attributes=r.attributes)
+        else:
+            stray = [k for k in NEWTON_MASS_ATTRIBUTES if k in r.attributes]
+            if stray:
+                out.append(_finding("HYDRO.SCH.001", r.path, f"{', '.join(stray)} authored without NewtonMassAPI "
+                                                             f"applied: ignored (apply the schema)"))
         if MASS_API in r.schemas:
             out += physics_mass_findings(r.path, r.attributes)
+        if RIGID_BODY_API in r.schemas:
+            for name in ("physics:velocity", "physics:angularVelocity"):
+                v = r.attributes.get(name, (0.0, 0.0, 0.0))
+                if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(_is_number(x) and math.isfinite(x) for x in v)):
+                    out.append(_finding("HYDRO.BOD.001", r.path, f"{name} must be 3 finite numbers, got {v!r}"))
         if r.type_name.startswith("Physics") and r.type_name.endswith("Joint"):
             out.append(_finding("HYDRO.USD.001", r.path, f"{r.type_name}: hydro has no joints; the joint is ignored"))
         if not r.collider:
@@ -313,7 +340,8 @@ def validate_records(records) -> list[Finding]:
         if r.geometry_error:
             out.append(_finding("HYDRO.GEO.001", r.path, r.geometry_error))
         values = shape_values(r.attributes)
-        out += shape_findings(r.path, kind=r.geometry_kind or "", watertight_error=r.watertight_error, **values)
+        out += shape_findings(r.path, kind=r.geometry_kind or "", watertight_error=r.watertight_error,
+                              sdf_collision=SDF_COLLISION_API in r.schemas, **values)
         if SDF_COLLISION_API not in r.schemas:
             stray = [k for k in r.attributes if k in SDF_COLLISION_DEFAULTS]
             if stray:
