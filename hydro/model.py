@@ -397,7 +397,9 @@ class ModelBuilder:
                 watertight_error = str(exc)
         numbers = {}
         for name, v in (("stiffness", stiffness), ("margin", margin), ("gap", gap)):
-            numbers[name] = float(v) if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool) else v
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                raise ValueError(f"shape {path}: {name} must be a number, got {v!r}")
+            numbers[name] = float(v)
         findings = _rules.shape_findings(
             path, kind=geometry.kind_name, hydroelastic=hydroelastic, stiffness=numbers["stiffness"],
             max_resolution=sdf.max_resolution, target_voxel_size=sdf.target_voxel_size,

@@ -10,7 +10,7 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from hydro.geometry import Box, Capsule, Cylinder, Heightfield, Mesh, Plane, Sphere
+from hydro.geometry import Box, Cylinder, Heightfield, Mesh, Plane, Sphere
 from hydro.model import DEFAULT_DENSITY, IDENTITY, Model, ModelBuilder, State, env_grid
 from hydro.sdf import SDFSettings
 
@@ -164,6 +164,14 @@ def test_bad_shape_values_are_refused_with_their_code(kw, code):
     b = ModelBuilder()
     with pytest.raises(ValueError, match=rf"{code} ERROR /World/S:"):
         b.add_shape("/World/S", Sphere(0.1), hydroelastic=True, **kw)
+
+
+def test_a_bad_stiffness_on_a_plain_shape_is_kept_but_not_a_bad_type():
+    b = ModelBuilder()
+    b.add_shape("/World/S", Sphere(0.1), stiffness=-1.0)  # never read: the rule only warns
+    with pytest.raises(ValueError, match="stiffness must be a number"):
+        b.add_shape("/World/T", Sphere(0.1), stiffness="stiff")
+    assert b.finalize().shape_stiffness.tolist() == [-1.0]
 
 
 def test_duplicate_paths_and_bad_body_indices_are_refused():

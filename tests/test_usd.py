@@ -667,7 +667,6 @@ def test_every_shipped_scene_validates_clean_and_loads(name):
         assert m.body_path[b] in text
     for k in set(m.shape_stiffness.tolist()):
         assert f"{k:.3g}" in text
-    # shapes overlap at the authored pose by 1-3 mm: the lowest dynamic point dips below the support
     assert np.all(m.body_mass[dynamic] > 0)
 
 
@@ -783,3 +782,52 @@ def Xform "World"
                      ("HYDRO.HYD.002", "WARNING", "/World/Body/C"), ("HYDRO.SDF.001", "ERROR", "/World/Body/C")]
     with pytest.raises(ValueError, match="6 error"):
         load_usd(path)
+
+
+def test_mirrors_versioned_prims_and_disabled_physics(tmp_path):
+    path = write(tmp_path, """
+def Xform "World"
+{
+    def Cone "Upside" (prepend apiSchemas = ["PhysicsCollisionAPI"])
+    {
+        double radius = 0.05
+        double height = 0.2
+        float3 xformOp:scale = (1, 1, -1)
+        uniform token[] xformOpOrder = ["xformOp:scale"]
+    }
+    def Cylinder_1 "Versioned" (prepend apiSchemas = ["PhysicsCollisionAPI"])
+    {
+        double radiusTop = 0.05
+        double radiusBottom = 0.05
+        double height = 0.3
+        uniform token axis = "X"
+    }
+    def Mesh "LeftHanded" (prepend apiSchemas = ["PhysicsCollisionAPI", "NewtonSDFCollisionAPI"])
+    {
+        uniform token orientation = "leftHanded"
+        int[] faceVertexCounts = [3, 3, 3, 3]
+        int[] faceVertexIndices = [0, 1, 2, 0, 3, 1, 0, 2, 3, 1, 3, 2]
+        point3f[] points = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)]
+    }
+    def Sphere "Disabled" (prepend apiSchemas = ["PhysicsCollisionAPI"])
+    {
+        bool physics:collisionEnabled = 0
+    }
+    def Sphere "NotABody" (prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsCollisionAPI"])
+    {
+        bool physics:rigidBodyEnabled = 0
+    }
+}
+""")
+    m = load_usd(path, build_sdfs=False)
+    assert m.shape_path == ["/World/Upside", "/World/Versioned", "/World/LeftHanded", "/World/NotABody"]
+    assert m.body_count == 0  # rigidBodyEnabled = false: a static collider
+    assert m.shape_geometry[0] == Cone(0.05, 0.2)
+    # mirrored along its axis, the cone's apex (canonical +Z) points down
+    np.testing.assert_allclose(rot(m.shape_local_pose[0]) @ [0, 0, 1], [0, 0, -1], atol=1e-12)
+    assert m.shape_geometry[1] == Cylinder(0.05, 0.3)
+    np.testing.assert_allclose(rot(m.shape_local_pose[1]) @ [0, 0, 1], [1, 0, 0], atol=1e-12)
+    # these faces wind inward for a right-handed mesh; leftHanded makes them outward
+    tet = m.shape_geometry[2]
+    tet.check_watertight()
+    assert tet.volume() == pytest.approx(1.0 / 6.0)
