@@ -64,6 +64,12 @@ def _cmd_sdf(args) -> int:
     return 0
 
 
+def _cmd_validate(args) -> int:
+    from .validate import cli_validate
+
+    return cli_validate(args.scene)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hydro", description="SDF-based hydroelastic contact with visual debugging.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -80,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--points", type=int, default=200_000, help="random points for the error report")
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(func=_cmd_sdf)
+
+    v = sub.add_parser("validate", help="check a USD scene against the schema rules (exit 1 on any error)")
+    v.add_argument("scene", help="a .usda/.usd/.usdc file")
+    v.set_defaults(func=_cmd_validate)
     return p
 
 
