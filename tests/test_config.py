@@ -30,7 +30,7 @@ def test_the_documented_fields_exist_with_their_defaults():
     assert c.interface == "continuous"
     assert 0.0 <= c.mc_edge_clamp_min < 0.5
     assert c.max_contacts_per_pair >= 8
-    for name in ("pair_capacity", "cell_capacity", "voxel_capacity", "contact_capacity", "reduced_contact_capacity"):
+    for name in ("pair_capacity", "cell_capacity", "block_capacity", "contact_capacity", "reduced_contact_capacity"):
         assert getattr(c, name) is None
 
 
@@ -43,7 +43,7 @@ def test_the_documented_fields_exist_with_their_defaults():
     ("interface", "midsurface"),
     ("pair_capacity", 0),
     ("contact_capacity", 2.5),
-    ("voxel_capacity", True),
+    ("block_capacity", True),
     ("max_contacts_per_pair", 4),
     ("overflow", "explode"),
 ])
