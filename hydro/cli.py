@@ -64,6 +64,73 @@ def _cmd_sdf(args) -> int:
     return 0
 
 
+def _collide_config(args):
+    from dataclasses import replace
+
+    from .config import active_config
+
+    hydro_cfg = active_config().collision_cfg.hydroelastic
+    if args.no_reduce:
+        hydro_cfg = replace(hydro_cfg, reduce_contacts=False)
+    return hydro_cfg
+
+
+def _cmd_collide(args) -> int:
+    import json
+
+    from .pipeline import HydroelasticPipeline
+    from .usd_io import load_usd
+
+    model = load_usd(args.scene)
+    cfg = _collide_config(args)
+    pipe = HydroelasticPipeline(model, cfg, device=args.device)
+    poses = model.shape_world_poses(model.state())
+    t0 = time.perf_counter()
+    pipe.collide(poses)  # the first call compiles (or loads) the kernels
+    first_ms = (time.perf_counter() - t0) * 1e3
+    t0 = time.perf_counter()
+    result = pipe.collide(poses)
+    call_ms = (time.perf_counter() - t0) * 1e3
+    contacts = result.contacts
+    paths = model.shape_path
+    pairs = []
+    for s in result.pair_summaries():
+        pairs.append({
+            "shape_a": paths[s.shape_a], "shape_b": paths[s.shape_b], "contact_count": s.contact_count,
+            "net_force": [float(v) for v in s.net_force], "net_torque": [float(v) for v in s.net_torque],
+            "patch_area": float(s.patch_area),
+            "center_of_pressure": [None if not np.isfinite(v) else float(v) for v in s.center_of_pressure],
+        })
+    overflow = None
+    if result.overflow:
+        overflow = {o.setting: {"capacity": o.capacity, "required": o.required} for o in result.overflow}
+    if args.out:
+        table = contacts.as_dict()
+        np.savez(args.out, **table, shape_paths=np.array(paths), pair_shape_a=result.pair_shape_a,
+                 pair_shape_b=result.pair_shape_b)
+    if args.json:
+        print(json.dumps({"pairs": pairs, "contact_count": len(contacts), "overflow": overflow,
+                          "timings_ms": {k: round(v, 4) for k, v in result.timings_ms.items()}}))
+        return 0
+    print(f"scene        {args.scene}: {len(paths)} shapes, {len(model.body_path)} bodies, device {pipe.device.name}")
+    print(f"contacts     {len(contacts)} ({'reduced from ' + str(result.counts.get('triangles', 0)) + ' patch triangles' if cfg.reduce_contacts else 'patch triangles, unreduced'})")
+    for pr in pairs:
+        f = pr["net_force"]
+        cop = pr["center_of_pressure"]
+        cop_text = "-" if cop[0] is None else "(" + ", ".join(f"{v:.5f}" for v in cop) + ") m"
+        print(f"pair         {pr['shape_a']} -> {pr['shape_b']}: {pr['contact_count']} contacts, force on B "
+              f"({f[0]:.4g}, {f[1]:.4g}, {f[2]:.4g}) N, area {pr['patch_area'] * 1e4:.4g} cm², "
+              f"centre of pressure {cop_text}")
+    if overflow:
+        for o in result.overflow:
+            print(f"overflow     {o.message()}")
+    stages = ", ".join(f"{k} {v:.3f}" for k, v in result.timings_ms.items())
+    print(f"time         {call_ms:.3f} ms per call ({stages} ms); first call {first_ms:.0f} ms")
+    if args.out:
+        print(f"wrote        {args.out}")
+    return 0
+
+
 def _cmd_validate(args) -> int:
     from .validate import cli_validate
 
@@ -87,6 +154,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(func=_cmd_sdf)
 
+    c = sub.add_parser("collide", help="run the contact pipeline once at the scene's authored poses")
+    c.add_argument("scene", help="a .usda/.usd/.usdc file")
+    c.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    c.add_argument("--no-reduce", action="store_true", help="report every patch triangle (no contact reduction)")
+    c.add_argument("--out", help="write the contact table to this .npz file")
+    c.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    c.set_defaults(func=_cmd_collide)
+
     v = sub.add_parser("validate", help="check a USD scene against the schema rules (exit 1 on any error)")
     v.add_argument("scene", help="a .usda/.usd/.usdc file")
     v.set_defaults(func=_cmd_validate)
@@ -98,10 +173,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, UsageError, FileNotFoundError, OSError) as exc:
+    except (ValueError, UsageError, FileNotFoundError, OSError, RuntimeError) as exc:
         if os.environ.get("HYDRO_DEBUG"):
             raise
-        print(f"hydro {args.command}: error: {exc}", file=sys.stderr)
+        lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+        more = ""
+        if len(lines) > 1:
+            more = f" (and {len(lines) - 1} more: run with HYDRO_DEBUG=1, or hydro validate for a scene)"
+        print(f"hydro {args.command}: error: {lines[0]}{more}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
