@@ -32,7 +32,8 @@ PF_KNA = 30  # normalised stiffness kA / sqrt(kA kB)
 PF_KNB = 31
 PF_SLACK = 32  # per field: the jump allowed where a fine brick meets a coarse one (m)
 PF_VOXEL_B = 33
-PF_COUNT = 34
+PF_ABS_ROWS = 34  # 3: Σ_i |R_AB[j, i]|, how far A's axis j can move when B's axes move by 1 each
+PF_COUNT = 37
 # pair_i columns (int32)
 PI_SHAPE_A = 0
 PI_SHAPE_B = 1
@@ -79,6 +80,9 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
         for k in range(3):
             v += shape_rot[a, 3 * k + i] * (shape_pos[b, k] - shape_pos[a, k])
         pair_f[p, PF_T_AB + i] = v
+    for j in range(3):
+        pair_f[p, PF_ABS_ROWS + j] = (abs(pair_f[p, PF_R_AB + 3 * j]) + abs(pair_f[p, PF_R_AB + 3 * j + 1])
+                                      + abs(pair_f[p, PF_R_AB + 3 * j + 2]))
     for k in range(9):
         pair_f[p, PF_R_WB + k] = shape_rot[b, k]
     for k in range(3):

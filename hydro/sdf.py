@@ -147,7 +147,7 @@ I_FORMAT = 6
 I_SLOT_OFFSET = 7
 I_COARSE_OFFSET = 8
 I_ATLAS_OFFSET = 9
-I_LIPSCHITZ_OFFSET = 10  # into the float32 ``coarse`` array: one bound per brick
+I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: six slope bounds per brick
 I_COUNT = 11
 
 
@@ -325,31 +325,57 @@ def sdf_grid_phi(s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8):
 
 
 @device_fn
-def sdf_lipschitz(s, x, y, z, reach, pf, pi, coarse):
-    """A bound on |∇φ| of packed shape ``s`` over the ball of radius ``reach`` around local (x, y, z).
+def sdf_slopes(s, x, y, z, reach, pf, pi, coarse):
+    """Bounds (gx, gy, gz) on |∂φ/∂x_i| of packed shape ``s`` within ``reach`` of local (x, y, z).
 
-    Uses the brick's dilated bound when the ball stays inside the box and within one brick of
-    the point's brick (``reach`` <= 8 voxels); elsewhere the worst case of the extension
-    outside the box (√3 + 1).
+    The dilated bounds of the brick holding the (clamped) point serve for any reach up to one
+    brick (8 voxels). Outside the box the returned field adds the distance to the box, whose
+    slopes are at most 1. Beyond one brick, 1 + rounding: every slope of interpolated distance
+    samples is at most 1.
     """
+    return _slopes(s, x, y, z, reach, pf, pi, coarse, 3)
+
+
+@device_fn
+def sdf_brick_slopes(s, x, y, z, pf, pi, coarse):
+    """Bounds (gx, gy, gz) on |∂φ/∂x_i| over the brick holding local (x, y, z), which must lie
+    inside the box: valid for any region inside that brick (a cell of the shape's own grid)."""
+    return _slopes(s, x, y, z, 0.0, pf, pi, coarse, 0)
+
+
+@device_fn
+def _slopes(s, x, y, z, reach, pf, pi, coarse, column):
     h = pf[s, F_VOXEL]
+    fallback = 1.0 + pf[s, F_SCALE] / h
     gx = (x - pf[s, F_ORIGIN]) / h
     gy = (y - pf[s, F_ORIGIN + 1]) / h
     gz = (z - pf[s, F_ORIGIN + 2]) / h
     r = reach / h
-    if r > 8.0 or gx - r < 0.0 or gy - r < 0.0 or gz - r < 0.0:
-        return 2.7320508075688776
+    if r > 8.0:
+        return fallback, fallback, fallback
     nx = pi[s, I_RES]
     ny = pi[s, I_RES + 1]
     nz = pi[s, I_RES + 2]
-    if gx + r > nx or gy + r > ny or gz + r > nz:
-        return 2.7320508075688776
+    leaves = gx - r < 0.0 or gy - r < 0.0 or gz - r < 0.0 or gx + r > nx or gy + r > ny or gz + r > nz
+    cx = min(max(gx, 0.0), float(nx))
+    cy = min(max(gy, 0.0), float(ny))
+    cz = min(max(gz, 0.0), float(nz))
+    if leaves and (abs(cx - gx) > 8.0 or abs(cy - gy) > 8.0 or abs(cz - gz) > 8.0):
+        return fallback, fallback, fallback
     nbx = pi[s, I_BRICKS]
     nby = pi[s, I_BRICKS + 1]
-    bx = min(int(gx) >> 3, nbx - 1)
-    by = min(int(gy) >> 3, nby - 1)
-    bz = min(int(gz) >> 3, pi[s, I_BRICKS + 2] - 1)
-    return float(coarse[pi[s, I_LIPSCHITZ_OFFSET] + (bz * nby + by) * nbx + bx])
+    bx = min(int(cx) >> 3, nbx - 1)
+    by = min(int(cy) >> 3, nby - 1)
+    bz = min(int(cz) >> 3, pi[s, I_BRICKS + 2] - 1)
+    base = pi[s, I_SLOPES_OFFSET] + 6 * ((bz * nby + by) * nbx + bx) + column
+    sx = float(coarse[base])
+    sy = float(coarse[base + 1])
+    sz = float(coarse[base + 2])
+    if leaves:
+        sx = max(sx, 1.0)
+        sy = max(sy, 1.0)
+        sz = max(sz, 1.0)
+    return sx, sy, sz
 
 
 # --------------------------------------------------------------------------------------------
@@ -476,68 +502,69 @@ def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fi
 
 
 @njit(parallel=True, cache=True)
-def _brick_lipschitz(nb, h, slot, atlas_values, coarse, out):
-    """Per brick: a bound on the Euclidean gradient norm of the stored (interpolated) field.
+def _brick_slopes(nb, h, slot, atlas_values, coarse, out):
+    """Per brick and axis: the largest |∂φ/∂x_i| of the stored, trilinearly interpolated field.
 
-    In every trilinear cell each partial derivative is a bilinear blend of that axis' four edge
-    differences, so |∂i f| <= max over those edges of |Δ|/spacing and |∇f| <= sqrt(Σ_i max_i²).
-    A fine brick takes the max over its 8³ cells of its stored samples, a coarse one its
-    single coarse cell.
+    In a trilinear cell the partial derivative along axis i is a blend of that axis' four edge
+    differences, so it never exceeds the largest |Δ|/spacing among them. A fine brick takes the
+    max over its 8³ cells of its stored samples, a coarse one its single coarse cell. For
+    samples of a true distance every slope is at most 1 (plus rounding); on a flat face the
+    two in-plane slopes vanish, which is what keeps refinement tight there.
     """
-    cx = nb[0] + 1
-    cy = nb[1] + 1
     n = nb[0] * nb[1] * nb[2]
     for b in prange(n):
         bx = b % nb[0]
         by = (b // nb[0]) % nb[1]
         bz = b // (nb[0] * nb[1])
         s = slot[b]
-        best = 0.0
+        gx = 0.0
+        gy = 0.0
+        gz = 0.0
         if s >= 0:
-            for lz in range(8):
-                for ly in range(8):
+            for lz in range(9):
+                for ly in range(9):
                     for lx in range(8):
-                        gx = 0.0
-                        gy = 0.0
-                        gz = 0.0
-                        for e in range(4):
-                            u = e & 1
-                            v = e >> 1
-                            gx = max(gx, abs(atlas_values[s, lz + v, ly + u, lx + 1] - atlas_values[s, lz + v, ly + u, lx]))
-                            gy = max(gy, abs(atlas_values[s, lz + v, ly + 1, lx + u] - atlas_values[s, lz + v, ly, lx + u]))
-                            gz = max(gz, abs(atlas_values[s, lz + 1, ly + v, lx + u] - atlas_values[s, lz, ly + v, lx + u]))
-                        best = max(best, math.sqrt(gx * gx + gy * gy + gz * gz) / h)
+                        gx = max(gx, abs(atlas_values[s, lz, ly, lx + 1] - atlas_values[s, lz, ly, lx]))
+            for lz in range(9):
+                for ly in range(8):
+                    for lx in range(9):
+                        gy = max(gy, abs(atlas_values[s, lz, ly + 1, lx] - atlas_values[s, lz, ly, lx]))
+            for lz in range(8):
+                for ly in range(9):
+                    for lx in range(9):
+                        gz = max(gz, abs(atlas_values[s, lz + 1, ly, lx] - atlas_values[s, lz, ly, lx]))
+            out[b, 0] = gx / h
+            out[b, 1] = gy / h
+            out[b, 2] = gz / h
         else:
-            gx = 0.0
-            gy = 0.0
-            gz = 0.0
-            for e in range(4):
-                u = e & 1
-                v = e >> 1
-                gx = max(gx, abs(coarse[bz + v, by + u, bx + 1] - coarse[bz + v, by + u, bx]))
-                gy = max(gy, abs(coarse[bz + v, by + 1, bx + u] - coarse[bz + v, by, bx + u]))
-                gz = max(gz, abs(coarse[bz + 1, by + v, bx + u] - coarse[bz, by + v, bx + u]))
-            best = math.sqrt(gx * gx + gy * gy + gz * gz) / (8.0 * h)
-        out[b] = best
+            for v in range(2):
+                for u in range(2):
+                    gx = max(gx, abs(coarse[bz + v, by + u, bx + 1] - coarse[bz + v, by + u, bx]))
+                    gy = max(gy, abs(coarse[bz + v, by + 1, bx + u] - coarse[bz + v, by, bx + u]))
+                    gz = max(gz, abs(coarse[bz + 1, by + v, bx + u] - coarse[bz, by + v, bx + u]))
+            out[b, 0] = gx / (8.0 * h)
+            out[b, 1] = gy / (8.0 * h)
+            out[b, 2] = gz / (8.0 * h)
 
 
 @njit(cache=True)
 def _dilate_max(values, nb):
-    """Max over each brick and its 26 neighbours."""
+    """Max over each brick and its 26 neighbours, per column."""
     out = np.empty_like(values)
     for bz in range(nb[2]):
         for by in range(nb[1]):
             for bx in range(nb[0]):
-                m = 0.0
-                for dz in range(-1, 2):
-                    for dy in range(-1, 2):
-                        for dx in range(-1, 2):
-                            x = bx + dx
-                            y = by + dy
-                            z = bz + dz
-                            if 0 <= x < nb[0] and 0 <= y < nb[1] and 0 <= z < nb[2]:
-                                m = max(m, values[(z * nb[1] + y) * nb[0] + x])
-                out[(bz * nb[1] + by) * nb[0] + bx] = m
+                for c in range(values.shape[1]):
+                    m = 0.0
+                    for dz in range(-1, 2):
+                        for dy in range(-1, 2):
+                            for dx in range(-1, 2):
+                                x = bx + dx
+                                y = by + dy
+                                z = bz + dz
+                                if 0 <= x < nb[0] and 0 <= y < nb[1] and 0 <= z < nb[2]:
+                                    m = max(m, values[(z * nb[1] + y) * nb[0] + x, c])
+                    out[(bz * nb[1] + by) * nb[0] + bx, c] = m
     return out
 
 
@@ -590,8 +617,8 @@ class SDF:
     | ``brick_slot`` | (bz, by, bx) | int32 fine slot per brick, −1 for coarse |
     | ``atlas`` | (F, 9, 9, 9) | fine samples (z, y, x order) in ``texture_format`` |
     | ``scale``, ``offset`` | | dequantisation: φ = offset + scale · q (float32: 1, 0) |
-    | ``brick_lipschitz`` | (bz, by, bx) | float32 bound on |∇φ| of the stored field over the brick and |
-    |  |  | its 26 neighbours (1 for a true distance; up to √3 where trilinear cells cut a kink) |
+    | ``brick_slopes`` | (bz, by, bx, 6) | float32 bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the stored |
+    |  |  | field over the brick, then over the brick and its 26 neighbours (each <= 1 for a distance) |
     """
 
     geometry: Geometry
@@ -605,7 +632,7 @@ class SDF:
     atlas: np.ndarray
     scale: float
     offset: float
-    brick_lipschitz: np.ndarray
+    brick_slopes: np.ndarray
     build_seconds: float = 0.0
     band_bricks: int = 0
     _pack: "SDFPack | None" = field(default=None, repr=False)
@@ -642,7 +669,7 @@ class SDF:
         return SDFMemory(
             fine_bytes=int(self.atlas.nbytes),
             coarse_bytes=int(self.coarse.nbytes),
-            slot_bytes=int(self.brick_slot.nbytes + self.brick_lipschitz.nbytes),
+            slot_bytes=int(self.brick_slot.nbytes + self.brick_slopes.nbytes),
             dense_same_format_bytes=n_samples * itemsize,
             dense_float32_bytes=n_samples * 4,
         )
@@ -740,9 +767,11 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     atlas = atlas.reshape(-1, BRICK_SAMPLES, BRICK_SAMPLES, BRICK_SAMPLES)
     stored = atlas.astype(np.float64) * scale + offset if fmt != "float32" else atlas.astype(np.float64)
     coarse3 = coarse.reshape(nb[2] + 1, nb[1] + 1, nb[0] + 1)
-    lip = np.empty(n_bricks)
-    _brick_lipschitz(nb, h, slot, stored, coarse3.astype(np.float64), lip)
-    lipschitz = _dilate_max(lip, nb).astype(np.float32) * np.float32(1.0 + 1e-6)
+    slopes = np.empty((n_bricks, 3))
+    _brick_slopes(nb, h, slot, stored, coarse3.astype(np.float64), slopes)
+    # own bounds (for cells inside the brick) and bounds dilated over the 26 neighbours (for a
+    # region of up to one brick around any point of it)
+    brick_slopes = (np.concatenate([slopes, _dilate_max(slopes, nb)], axis=1) * (1.0 + 1e-6)).astype(np.float32)
     return SDF(
         geometry=geometry,
         settings=settings,
@@ -752,7 +781,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         padding=pad,
         coarse=coarse3,
         brick_slot=slot.reshape(nb[2], nb[1], nb[0]),
-        brick_lipschitz=lipschitz.reshape(nb[2], nb[1], nb[0]),
+        brick_slopes=brick_slopes.reshape(nb[2], nb[1], nb[0], 6),
         atlas=atlas,
         scale=float(scale),
         offset=float(offset),
@@ -774,7 +803,7 @@ class SDFPack:
     | ``params_i`` | (S, I_COUNT) int32 | resolution, bricks, format, offsets into the arrays below |
     | ``slots`` | (Σ bricks,) int32 | fine slot per brick, −1 coarse |
     | ``coarse`` | (Σ coarse samples + bricks,) float32 | each shape's coarse grid, then its |
-    |  |  | per-brick Lipschitz bounds (at ``I_LIPSCHITZ_OFFSET``) |
+    |  |  | per-brick slope bounds (6 per brick, at ``I_SLOPES_OFFSET``) |
     | ``atlas_f32`` / ``atlas_u16`` / ``atlas_u8`` | (Σ samples,) | fine samples by format |
     """
 
@@ -803,13 +832,13 @@ class SDFPack:
             pi[s, I_SLOT_OFFSET] = slot_off
             pi[s, I_COARSE_OFFSET] = coarse_off
             pi[s, I_ATLAS_OFFSET] = atlas_len[fmt]
-            pi[s, I_LIPSCHITZ_OFFSET] = coarse_off + sdf.coarse.size
+            pi[s, I_SLOPES_OFFSET] = coarse_off + sdf.coarse.size
             slots.append(sdf.brick_slot.ravel())
             coarse.append(sdf.coarse.ravel())
-            coarse.append(sdf.brick_lipschitz.ravel())
+            coarse.append(sdf.brick_slopes.ravel())
             atlases[fmt].append(sdf.atlas.ravel())
             slot_off += sdf.brick_slot.size
-            coarse_off += sdf.coarse.size + sdf.brick_lipschitz.size
+            coarse_off += sdf.coarse.size + sdf.brick_slopes.size
             atlas_len[fmt] += sdf.atlas.size
         for fmt, total in atlas_len.items():
             if total >= 2**31:

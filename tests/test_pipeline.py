@@ -232,6 +232,28 @@ def test_pipeline_matches_a_dense_numpy_reference(switched):
         np.testing.assert_allclose(g / scale, r / scale, atol=2e-6)
 
 
+@pytest.mark.parametrize("case", ["cube_corner_into_box", "deep_sphere"])
+def test_refinement_drops_no_triangle_near_kinks_or_deep_inside(case):
+    # Regression: refinement must keep every cell the dense reference meshes, where trilinear
+    # fields have kinks (a cube's corner and edges in the patch) and deep in the overlap (a
+    # patch must have no hole in its middle).
+    if case == "cube_corner_into_box":
+        m = shapes([Box((0.3, 0.3, 0.1)), Box((0.06, 0.06, 0.06))], stiffness=[K, 2 * K], resolution=16)
+        poses = np.array([pose((0, 0, -0.05)), pose((0.01, 0, 0.042), (1, 1, 0.3), 0.9)])
+    else:
+        m = shapes([Box((0.3, 0.3, 0.1)), Sphere(0.06)], stiffness=K, resolution=16)
+        poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.06 - 0.04))])
+    res = HydroelasticPipeline(m, NO_REDUCE).collide(poses)
+    (a, b), = zip(res.pair_shape_a, res.pair_shape_b)
+    ref = naive.patch_contacts(m, poses, a, b)
+    assert len(res.contacts) == len(ref["area"]) > 0
+    keys = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight")
+    g = _sorted_rows(res.contacts.as_dict(), keys)
+    r = _sorted_rows(ref, keys)
+    scale = np.abs(r).max(axis=0) + 1e-30
+    np.testing.assert_allclose(g / scale, r / scale, atol=2e-6)
+
+
 # ---------------------------------------------------------------------------------------------
 # Buffers and bad input
 
