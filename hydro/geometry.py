@@ -527,25 +527,38 @@ def _robust_length3(a, b, c):
 
 
 @device_fn
+def _newton_root(n0, r0, n1, r1, n2, s0, s1):
+    """Root of G(s) = (n0/(s+r0))² + (n1/(s+r1))² + (n2/(s+1))² − 1 in [s0, s1].
+
+    G is convex and decreasing there, so Newton's method started at the left end (G >= 0)
+    climbs to the root without overshooting; bisection takes over if rounding ever does.
+    """
+    s = s0
+    for _ in range(60):
+        a = n0 / (s + r0)
+        b = n1 / (s + r1)
+        c = n2 / (s + 1.0)
+        g = a * a + b * b + c * c - 1.0
+        if g <= 0.0:
+            break
+        dg = -2.0 * (a * a / (s + r0) + b * b / (s + r1) + c * c / (s + 1.0))
+        step = -g / dg
+        nxt = s + step
+        if not nxt < s1:
+            nxt = 0.5 * (s + s1)
+        if nxt <= s or step <= 1e-16 * (1.0 + abs(s)):
+            s = nxt
+            break
+        s = nxt
+    return s
+
+
+@device_fn
 def _ellipse_root(r0, z0, z1, g):
     n0 = r0 * z0
     s0 = z1 - 1.0
     s1 = 0.0 if g < 0.0 else _robust_length3(n0, z1, 0.0) - 1.0
-    s = 0.0
-    for _ in range(200):
-        s = 0.5 * (s0 + s1)
-        if s == s0 or s == s1:
-            break
-        a = n0 / (s + r0)
-        b = z1 / (s + 1.0)
-        gg = a * a + b * b - 1.0
-        if gg > 0.0:
-            s0 = s
-        elif gg < 0.0:
-            s1 = s
-        else:
-            break
-    return s
+    return _newton_root(n0, r0, 0.0, 1.0, z1, s0, s1)
 
 
 @device_fn
@@ -580,22 +593,7 @@ def _ellipsoid_root(r0, r1, z0, z1, z2, g):
     n1 = r1 * z1
     s0 = z2 - 1.0
     s1 = 0.0 if g < 0.0 else _robust_length3(n0, n1, z2) - 1.0
-    s = 0.0
-    for _ in range(200):
-        s = 0.5 * (s0 + s1)
-        if s == s0 or s == s1:
-            break
-        a = n0 / (s + r0)
-        b = n1 / (s + r1)
-        c = z2 / (s + 1.0)
-        gg = a * a + b * b + c * c - 1.0
-        if gg > 0.0:
-            s0 = s
-        elif gg < 0.0:
-            s1 = s
-        else:
-            break
-    return s
+    return _newton_root(n0, r0, n1, r1, z2, s0, s1)
 
 
 @device_fn

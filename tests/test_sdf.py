@@ -304,3 +304,21 @@ def test_brick_slope_bounds_hold(geometry):
     # a box's flat faces leave some bricks with a single non-zero slope
     if geometry.kind_name == "box":
         assert np.any(np.sort(sdf.brick_slopes[..., :3].reshape(-1, 3), axis=1)[:, 1] < 1e-6)
+
+
+def test_ellipsoid_distance_is_exact():
+    # No point of the surface is closer than the returned distance, and a dense sample of the
+    # surface comes within its spacing of it (an independent check of Eberly's root finding).
+    from scipy.spatial import cKDTree
+
+    g = Ellipsoid((0.1, 0.06, 0.04))
+    rng = np.random.default_rng(12)
+    p = rng.uniform(-0.15, 0.15, size=(2000, 3))
+    d = g.phi(p)
+    u = rng.normal(size=(400_000, 3))
+    surface = u / np.linalg.norm(u, axis=1, keepdims=True) * np.array(g.radii)
+    nearest, _ = cKDTree(surface).query(p)
+    assert np.all(nearest >= np.abs(d) - 1e-12)
+    assert np.all(nearest <= np.abs(d) + 2e-4)
+    inside = (p / np.array(g.radii)) ** 2
+    assert np.all((d < 0) == (inside.sum(axis=1) < 1))
