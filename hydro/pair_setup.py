@@ -15,7 +15,7 @@ import math
 from numba import cuda, prange
 
 from .backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
-from .sdf import F_ORIGIN, F_VOXEL, I_BRICKS, I_RES
+from .sdf import F_JUMP, F_ORIGIN, F_VOXEL, I_BRICKS, I_RES
 
 # pair_f columns (float64)
 PF_R_AB = 0  # 9: rotation B-local -> A-local (row-major)
@@ -30,10 +30,11 @@ PF_GAP = 28  # gaps summed: speculative band width
 PF_KEFF = 29
 PF_KNA = 30  # normalised stiffness kA / sqrt(kA kB)
 PF_KNB = 31
-PF_SLACK = 32  # per field: the jump allowed where a fine brick meets a coarse one (m)
+PF_SLACK_A = 32  # A's field: the largest jump where a fine brick meets a coarse one (m)
 PF_VOXEL_B = 33
 PF_ABS_ROWS = 34  # 3: Σ_i |R_AB[j, i]|, how far A's axis j can move when B's axes move by 1 each
-PF_COUNT = 37
+PF_SLACK_B = 37  # B's field: likewise
+PF_COUNT = 38
 # pair_i columns (int32)
 PI_SHAPE_A = 0
 PI_SHAPE_B = 1
@@ -47,7 +48,7 @@ PI_COUNT = 11
 
 @device_fn
 def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                     shape_pos, sdf_pf, sdf_pi, coarse_tolerance, pair_f, pair_i, brick_counts):
+                     shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts):
     s0 = raw_a[p]
     s1 = raw_b[p]
     h0 = sdf_pf[shape_sdf[s0], F_VOXEL]
@@ -100,7 +101,8 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     pair_f[p, PF_KNB] = kb / g
     ha = sdf_pf[sa, F_VOXEL]
     hb = sdf_pf[sb, F_VOXEL]
-    pair_f[p, PF_SLACK] = coarse_tolerance * max(ha, hb) * 1.0001
+    pair_f[p, PF_SLACK_A] = sdf_pf[sa, F_JUMP]
+    pair_f[p, PF_SLACK_B] = sdf_pf[sb, F_JUMP]
     pair_f[p, PF_VOXEL_B] = hb
     # A's SDF box in B's frame: x_B = R_AB^T (x_A - t_AB); bounds over its 8 corners
     lo0 = 1e300
@@ -147,24 +149,24 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     brick_counts[p] = count
 
 
-# Model: shape_* arrays, sdf_pf, sdf_pi, coarse_tolerance
+# Model: shape_* arrays, sdf_pf, sdf_pi
 # Data in: raw_a, raw_b (broad-phase pairs)
 # Data out: pair_f, pair_i, brick_counts
 @cpu_kernel
 def _pair_setup_cpu(n, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                    shape_pos, sdf_pf, sdf_pi, coarse_tolerance, pair_f, pair_i, brick_counts):
+                    shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts):
     for p in prange(n):
         _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                         shape_pos, sdf_pf, sdf_pi, coarse_tolerance, pair_f, pair_i, brick_counts)
+                         shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts)
 
 
 @cuda_kernel
 def _pair_setup_cuda(n, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                     shape_pos, sdf_pf, sdf_pi, coarse_tolerance, pair_f, pair_i, brick_counts):
+                     shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts):
     p = cuda.grid(1)
     if p < n:
         _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                         shape_pos, sdf_pf, sdf_pi, coarse_tolerance, pair_f, pair_i, brick_counts)
+                         shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts)
 
 
 PAIR_SETUP = KernelPair("pair_setup", _pair_setup_cpu, _pair_setup_cuda)

@@ -106,7 +106,6 @@ class HydroelasticPipeline:
                 box_hi[s] = model.sdfs[sdf[s]].box_hi
         self.box_lo, self.box_hi = box_lo, box_hi
         self.shape_pad = np.asarray(model.shape_margin, dtype=np.float64) + np.asarray(model.shape_gap, dtype=np.float64)
-        self.coarse_tolerance = max([s.settings.coarse_tolerance for s in model.sdfs] or [0.0])
         # static per-shape arrays on the device
         self.d_shape_sdf = dev.asarray(sdf)
         self.d_shape_stiffness = dev.asarray(stiffness)
@@ -232,7 +231,7 @@ class HydroelasticPipeline:
         pair_i = self.pair_i.array
         dev.launch(PAIR_SETUP, n_pairs, self.pair_a.array, self.pair_b.array, self.d_shape_sdf, self.d_shape_stiffness,
                    self.d_shape_margin, self.d_shape_gap, self.d_shape_env, d_rot, d_pos, self.sdf_arrays[0],
-                   self.sdf_arrays[1], self.coarse_tolerance, pair_f, pair_i, self.pair_counts.array)
+                   self.sdf_arrays[1], pair_f, pair_i, self.pair_counts.array)
         n_bricks = dev.exclusive_scan(self.pair_counts.array, self.pair_offsets.array, n_pairs) if n_pairs else 0
         counts["candidate_bricks"] = n_bricks
         dev.synchronize()

@@ -10,14 +10,15 @@ with eA = φA − marginA and eB = φB − marginB sampled at c:
   switched field either of its two forms can.
 
 rA and rB bound how far each stored field can change inside the cell. Every SDF keeps, per
-brick, bounds g on its three partial derivatives (over the brick itself, which holds any cell
-of its own grid, and dilated over its neighbours, for A's side); walking from
+brick, bounds g on its three partial derivatives (B's cells lie inside one of B's bricks; for
+A, the largest bounds of the bricks that the cell's bounding cube overlaps); walking from
 the centre to any point of the cell along B's axes changes φB by at most a·(gx + gy + gz), and
 φA by at most a·Σ_j g_j·Σ_i |R_AB[j, i]| (B's axes seen in A's frame). For interpolated
 distance samples every partial is at most 1, so this is never looser than the L1 bound 3a;
 on a flat face aligned with the grid it is a, the exact half height, where the half diagonal
 √3·a of a true 1-Lipschitz distance would keep more cells yet could still drop cells of the
-interpolated field near kinks. Both get the coarse-grid tolerance (the fields' only jump).
+interpolated field near kinks. Each also gets its field's largest jump (where a coarse band
+brick meets a fine one, measured when the SDF is built).
 
 Every level is count → exclusive scan → scatter through one kernel with a ``write`` flag, so
 both passes make the same decisions and the order is the same on every target.
@@ -28,7 +29,8 @@ from __future__ import annotations
 from numba import cuda, prange
 
 from .backend import KernelPair, cpu_kernel, cuda_kernel, device_fn, find_segment
-from .pair_setup import (PF_ABS_ROWS, PF_GAP, PF_KA, PF_KB, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_SLACK,
+from .pair_setup import (PF_ABS_ROWS, PF_GAP, PF_KA, PF_KB, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_SLACK_A,
+                         PF_SLACK_B,
                          PF_VOXEL_B, PI_BRICK_DIMS, PI_BRICK_LO, PI_SDF_A, PI_SDF_B, b_to_a)
 from .sdf import F_ORIGIN, sdf_brick_slopes, sdf_phi, sdf_slopes
 
@@ -57,11 +59,11 @@ def cell_may_hold_patch(p, cx, cy, cz, half, interface, pair_f, pair_i, sdf_pf, 
     ax, ay, az = b_to_a(pair_f, p, cx, cy, cz)
     ea = sdf_phi(sa, ax, ay, az, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8) - pair_f[p, PF_MARGIN_A]
     reach = SQRT3 * half
-    slack = pair_f[p, PF_SLACK]
     bx, by, bz = sdf_brick_slopes(sb, cx, cy, cz, sdf_pf, sdf_pi, coarse)  # the cell lies in one of B's bricks
-    rb = (bx + by + bz) * half + slack
+    rb = (bx + by + bz) * half + pair_f[p, PF_SLACK_B]
     gx, gy, gz = sdf_slopes(sa, ax, ay, az, reach, sdf_pf, sdf_pi, coarse)
-    ra = (gx * pair_f[p, PF_ABS_ROWS] + gy * pair_f[p, PF_ABS_ROWS + 1] + gz * pair_f[p, PF_ABS_ROWS + 2]) * half + slack
+    ra = ((gx * pair_f[p, PF_ABS_ROWS] + gy * pair_f[p, PF_ABS_ROWS + 1] + gz * pair_f[p, PF_ABS_ROWS + 2]) * half
+          + pair_f[p, PF_SLACK_A])
     if ea + eb > ra + rb + pair_f[p, PF_GAP]:
         return False
     ka = pair_f[p, PF_KA]

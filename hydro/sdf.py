@@ -139,7 +139,8 @@ F_SCALE = 5
 F_OFFSET = 6
 F_BAND_INNER = 7
 F_BAND_OUTER = 8
-F_COUNT = 9
+F_JUMP = 9  # largest jump of the stored field (coarse error + half a quantisation step)
+F_COUNT = 10
 # Per-shape integer parameters (row of SDFPack.params_i)
 I_RES = 0  # 0..2 voxels
 I_BRICKS = 3  # 3..5 bricks
@@ -147,7 +148,7 @@ I_FORMAT = 6
 I_SLOT_OFFSET = 7
 I_COARSE_OFFSET = 8
 I_ATLAS_OFFSET = 9
-I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: six slope bounds per brick
+I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: three slope bounds per brick
 I_COUNT = 11
 
 
@@ -326,56 +327,65 @@ def sdf_grid_phi(s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8):
 
 @device_fn
 def sdf_slopes(s, x, y, z, reach, pf, pi, coarse):
-    """Bounds (gx, gy, gz) on |∂φ/∂x_i| of packed shape ``s`` within ``reach`` of local (x, y, z).
+    """Bounds (gx, gy, gz) on |∂φ/∂x_i| of packed shape ``s`` over the cube of half edge
+    ``reach`` around local (x, y, z): the largest bounds of the bricks it overlaps.
 
-    The dilated bounds of the brick holding the (clamped) point serve for any reach up to one
-    brick (8 voxels). Outside the box the returned field adds the distance to the box, whose
-    slopes are at most 1. Beyond one brick, 1 + rounding: every slope of interpolated distance
-    samples is at most 1.
+    Outside the box the returned field adds the distance to the box, whose slopes are at most
+    1; every slope of interpolated distance samples is at most 1 (plus rounding), which also
+    serves when the cube would span too many bricks to visit.
     """
-    return _slopes(s, x, y, z, reach, pf, pi, coarse, 3)
-
-
-@device_fn
-def sdf_brick_slopes(s, x, y, z, pf, pi, coarse):
-    """Bounds (gx, gy, gz) on |∂φ/∂x_i| over the brick holding local (x, y, z), which must lie
-    inside the box: valid for any region inside that brick (a cell of the shape's own grid)."""
-    return _slopes(s, x, y, z, 0.0, pf, pi, coarse, 0)
-
-
-@device_fn
-def _slopes(s, x, y, z, reach, pf, pi, coarse, column):
     h = pf[s, F_VOXEL]
     fallback = 1.0 + pf[s, F_SCALE] / h
+    r = reach / h
     gx = (x - pf[s, F_ORIGIN]) / h
     gy = (y - pf[s, F_ORIGIN + 1]) / h
     gz = (z - pf[s, F_ORIGIN + 2]) / h
-    r = reach / h
     if r > 8.0:
         return fallback, fallback, fallback
     nx = pi[s, I_RES]
     ny = pi[s, I_RES + 1]
     nz = pi[s, I_RES + 2]
     leaves = gx - r < 0.0 or gy - r < 0.0 or gz - r < 0.0 or gx + r > nx or gy + r > ny or gz + r > nz
-    cx = min(max(gx, 0.0), float(nx))
-    cy = min(max(gy, 0.0), float(ny))
-    cz = min(max(gz, 0.0), float(nz))
-    if leaves and (abs(cx - gx) > 8.0 or abs(cy - gy) > 8.0 or abs(cz - gz) > 8.0):
-        return fallback, fallback, fallback
     nbx = pi[s, I_BRICKS]
     nby = pi[s, I_BRICKS + 1]
-    bx = min(int(cx) >> 3, nbx - 1)
-    by = min(int(cy) >> 3, nby - 1)
-    bz = min(int(cz) >> 3, pi[s, I_BRICKS + 2] - 1)
-    base = pi[s, I_SLOPES_OFFSET] + 6 * ((bz * nby + by) * nbx + bx) + column
-    sx = float(coarse[base])
-    sy = float(coarse[base + 1])
-    sz = float(coarse[base + 2])
+    nbz = pi[s, I_BRICKS + 2]
+    # brick ranges of the cube, clamped into the box (the outside adds slopes of at most 1)
+    x0 = min(max(int(math.floor((gx - r) * 0.125)), 0), nbx - 1)
+    x1 = min(max(int(math.floor((gx + r) * 0.125)), 0), nbx - 1)
+    y0 = min(max(int(math.floor((gy - r) * 0.125)), 0), nby - 1)
+    y1 = min(max(int(math.floor((gy + r) * 0.125)), 0), nby - 1)
+    z0 = min(max(int(math.floor((gz - r) * 0.125)), 0), nbz - 1)
+    z1 = min(max(int(math.floor((gz + r) * 0.125)), 0), nbz - 1)
+    sx = 0.0
+    sy = 0.0
+    sz = 0.0
+    base = pi[s, I_SLOPES_OFFSET]
+    for bz in range(z0, z1 + 1):
+        for by in range(y0, y1 + 1):
+            for bx in range(x0, x1 + 1):
+                k = base + 3 * ((bz * nby + by) * nbx + bx)
+                sx = max(sx, float(coarse[k]))
+                sy = max(sy, float(coarse[k + 1]))
+                sz = max(sz, float(coarse[k + 2]))
     if leaves:
         sx = max(sx, 1.0)
         sy = max(sy, 1.0)
         sz = max(sz, 1.0)
     return sx, sy, sz
+
+
+@device_fn
+def sdf_brick_slopes(s, x, y, z, pf, pi, coarse):
+    """Bounds (gx, gy, gz) on |∂φ/∂x_i| over the brick holding local (x, y, z), inside the box:
+    valid for any region inside that brick (a cell of the shape's own grid)."""
+    h = pf[s, F_VOXEL]
+    nbx = pi[s, I_BRICKS]
+    nby = pi[s, I_BRICKS + 1]
+    bx = min(int((x - pf[s, F_ORIGIN]) / h) >> 3, nbx - 1)
+    by = min(int((y - pf[s, F_ORIGIN + 1]) / h) >> 3, nby - 1)
+    bz = min(int((z - pf[s, F_ORIGIN + 2]) / h) >> 3, pi[s, I_BRICKS + 2] - 1)
+    k = pi[s, I_SLOPES_OFFSET] + 3 * ((bz * nby + by) * nbx + bx)
+    return float(coarse[k]), float(coarse[k + 1]), float(coarse[k + 2])
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,9 +460,10 @@ def _brick_sample_points(origin, h, nb, bricks, out):
 
 
 @njit(parallel=True, cache=True)
-def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fine):
+def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fine, out_error):
     """Flag the bricks to store fine: some exact sample lies in the band [inner, outer] and
-    trilinear interpolation of the coarse grid misses some sample by more than ``tolerance``."""
+    trilinear interpolation of the coarse grid misses some sample by more than ``tolerance``.
+    ``out_error``: the largest miss of each brick (0 for bricks wholly outside the band)."""
     cx = nb[0] + 1
     cy = nb[1] + 1
     for k in prange(bricks.shape[0]):
@@ -468,7 +479,6 @@ def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fi
         c101 = coarse[((bz + 1) * cy + by) * cx + bx + 1]
         c011 = coarse[((bz + 1) * cy + by + 1) * cx + bx]
         c111 = coarse[((bz + 1) * cy + by + 1) * cx + bx + 1]
-        fine = False
         in_band = False
         for j in range(k * 729, (k + 1) * 729):
             if values[j] >= inner and values[j] <= outer:
@@ -476,7 +486,9 @@ def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fi
                 break
         if not in_band:
             out_fine[k] = False
+            out_error[k] = 0.0
             continue
+        worst = 0.0
         for lz in range(9):
             tz = lz / 8.0
             for ly in range(9):
@@ -490,15 +502,9 @@ def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fi
                     e = a + (bb - a) * ty
                     f = c + (d - c) * ty
                     v = e + (f - e) * tz
-                    exact = values[k * 729 + (lz * 9 + ly) * 9 + lx]
-                    if abs(v - exact) > tolerance:
-                        fine = True
-                        break
-                if fine:
-                    break
-            if fine:
-                break
-        out_fine[k] = fine
+                    worst = max(worst, abs(v - values[k * 729 + (lz * 9 + ly) * 9 + lx]))
+        out_fine[k] = worst > tolerance
+        out_error[k] = worst
 
 
 @njit(parallel=True, cache=True)
@@ -545,27 +551,6 @@ def _brick_slopes(nb, h, slot, atlas_values, coarse, out):
             out[b, 0] = gx / (8.0 * h)
             out[b, 1] = gy / (8.0 * h)
             out[b, 2] = gz / (8.0 * h)
-
-
-@njit(cache=True)
-def _dilate_max(values, nb):
-    """Max over each brick and its 26 neighbours, per column."""
-    out = np.empty_like(values)
-    for bz in range(nb[2]):
-        for by in range(nb[1]):
-            for bx in range(nb[0]):
-                for c in range(values.shape[1]):
-                    m = 0.0
-                    for dz in range(-1, 2):
-                        for dy in range(-1, 2):
-                            for dx in range(-1, 2):
-                                x = bx + dx
-                                y = by + dy
-                                z = bz + dz
-                                if 0 <= x < nb[0] and 0 <= y < nb[1] and 0 <= z < nb[2]:
-                                    m = max(m, values[(z * nb[1] + y) * nb[0] + x, c])
-                    out[(bz * nb[1] + by) * nb[0] + bx, c] = m
-    return out
 
 
 @njit(parallel=True, cache=True)
@@ -617,8 +602,10 @@ class SDF:
     | ``brick_slot`` | (bz, by, bx) | int32 fine slot per brick, −1 for coarse |
     | ``atlas`` | (F, 9, 9, 9) | fine samples (z, y, x order) in ``texture_format`` |
     | ``scale``, ``offset`` | | dequantisation: φ = offset + scale · q (float32: 1, 0) |
-    | ``brick_slopes`` | (bz, by, bx, 6) | float32 bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the stored |
-    |  |  | field over the brick, then over the brick and its 26 neighbours (each <= 1 for a distance) |
+    | ``coarse_error`` | | m, largest miss of the coarse grid in a band brick left coarse (the |
+    |  |  | field's only jump, where such a brick meets a fine one; <= coarse_tolerance) |
+    | ``brick_slopes`` | (bz, by, bx, 3) | float32 bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the stored |
+    |  |  | field over the brick (each <= 1 for a distance) |
     """
 
     geometry: Geometry
@@ -633,6 +620,7 @@ class SDF:
     scale: float
     offset: float
     brick_slopes: np.ndarray
+    coarse_error: float = 0.0
     build_seconds: float = 0.0
     band_bricks: int = 0
     _pack: "SDFPack | None" = field(default=None, repr=False)
@@ -744,8 +732,11 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     _brick_sample_points(np.asarray(origin, dtype=float), h, nb, band, pts)
     values = evaluate(pts)
     fine_flag = np.empty(len(band), dtype=np.bool_)
+    miss = np.empty(len(band))
     _coarse_mismatch(coarse.astype(np.float64), nb, band, values, settings.coarse_tolerance * h,
-                     inner, outer, fine_flag)
+                     inner, outer, fine_flag, miss)
+    # the largest jump where a coarse band brick meets a fine one (at most coarse_tolerance)
+    coarse_error = float(miss[~fine_flag].max()) if np.any(~fine_flag) else 0.0
     fine_bricks = band[fine_flag]
     values = values.reshape(len(band), SAMPLES_PER_BRICK)[fine_flag]
 
@@ -769,9 +760,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     coarse3 = coarse.reshape(nb[2] + 1, nb[1] + 1, nb[0] + 1)
     slopes = np.empty((n_bricks, 3))
     _brick_slopes(nb, h, slot, stored, coarse3.astype(np.float64), slopes)
-    # own bounds (for cells inside the brick) and bounds dilated over the 26 neighbours (for a
-    # region of up to one brick around any point of it)
-    brick_slopes = (np.concatenate([slopes, _dilate_max(slopes, nb)], axis=1) * (1.0 + 1e-6)).astype(np.float32)
+    brick_slopes = (slopes * (1.0 + 1e-6) + 1e-9).astype(np.float32)
     return SDF(
         geometry=geometry,
         settings=settings,
@@ -781,7 +770,8 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         padding=pad,
         coarse=coarse3,
         brick_slot=slot.reshape(nb[2], nb[1], nb[0]),
-        brick_slopes=brick_slopes.reshape(nb[2], nb[1], nb[0], 6),
+        brick_slopes=brick_slopes.reshape(nb[2], nb[1], nb[0], 3),
+        coarse_error=coarse_error,
         atlas=atlas,
         scale=float(scale),
         offset=float(offset),
@@ -803,7 +793,7 @@ class SDFPack:
     | ``params_i`` | (S, I_COUNT) int32 | resolution, bricks, format, offsets into the arrays below |
     | ``slots`` | (Σ bricks,) int32 | fine slot per brick, −1 coarse |
     | ``coarse`` | (Σ coarse samples + bricks,) float32 | each shape's coarse grid, then its |
-    |  |  | per-brick slope bounds (6 per brick, at ``I_SLOPES_OFFSET``) |
+    |  |  | per-brick slope bounds (3 per brick, at ``I_SLOPES_OFFSET``) |
     | ``atlas_f32`` / ``atlas_u16`` / ``atlas_u8`` | (Σ samples,) | fine samples by format |
     """
 
@@ -826,6 +816,8 @@ class SDFPack:
             pf[s, F_OFFSET] = sdf.offset
             pf[s, F_BAND_INNER] = sdf.settings.narrow_band_inner
             pf[s, F_BAND_OUTER] = sdf.settings.narrow_band_outer
+            pf[s, F_JUMP] = (sdf.coarse_error + 0.5 * sdf.scale) * 1.0001 if sdf.settings.texture_format != "float32" \
+                else sdf.coarse_error * 1.0001
             pi[s, I_RES : I_RES + 3] = sdf.resolution
             pi[s, I_BRICKS : I_BRICKS + 3] = sdf.bricks
             pi[s, I_FORMAT] = FORMAT_CODES[fmt]
