@@ -62,13 +62,30 @@ def inside_fraction(s0, s1, s2):
 
 
 @device_fn
-def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, kb, keff, gap, voxel):
-    """Contact of one patch triangle (B frame). Returns
-    (valid, speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness, weight).
+def triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, s0, s1, s2, gap, voxel):
+    """Whether a patch triangle yields a contact: not degenerate, and either partly inside the
+    overlap (some vertex separation s < 0) or, wholly outside, with depth (mean s) in the gap band."""
+    ux = x1 - x0
+    uy = y1 - y0
+    uz = z1 - z0
+    wx = x2 - x0
+    wy = y2 - y0
+    wz = z2 - z0
+    nx = uy * wz - uz * wy
+    ny = uz * wx - ux * wz
+    nz = ux * wy - uy * wx
+    min_area = DEGENERATE_AREA * voxel * voxel
+    if 0.25 * (nx * nx + ny * ny + nz * nz) <= min_area * min_area:
+        return False
+    if s0 < 0.0 or s1 < 0.0 or s2 < 0.0:
+        return True
+    return (s0 + s1 + s2) / 3.0 <= gap
 
-    ``valid`` is False for degenerate triangles and for triangles wholly outside the overlap
-    whose depth exceeds the gap band.
-    """
+
+@device_fn
+def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, kb, keff):
+    """Contact of one patch triangle (B frame) that :func:`triangle_is_contact` accepted. Returns
+    (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness, weight)."""
     ux = x1 - x0
     uy = y1 - y0
     uz = z1 - z0
@@ -85,16 +102,14 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
     s2 = ea2 + eb2
     depth = (s0 + s1 + s2) / 3.0
     frac = inside_fraction(s0, s1, s2)
-    if area <= DEGENERATE_AREA * voxel * voxel or (frac <= 0.0 and depth > gap):
-        return (False, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     inv = 1.0 / length
     cx = (x0 + x1 + x2) / 3.0
     cy = (y0 + y1 + y2) / 3.0
     cz = (z0 + z1 + z2) / 3.0
     delta = (eb0 + eb1 + eb2) / 3.0
     if frac <= 0.0:
-        return (True, True, cx, cy, cz, nx * inv, ny * inv, nz * inv, 0.0, depth, 0.0, 0.0, 0.0, 0.0)
+        return (True, cx, cy, cz, nx * inv, ny * inv, nz * inv, 0.0, depth, 0.0, 0.0, 0.0, 0.0)
     area_in = area * frac
     pressure = max(0.0, -kb * delta)
-    return (True, False, cx, cy, cz, nx * inv, ny * inv, nz * inv, area_in, depth, pressure, pressure * area_in,
+    return (False, cx, cy, cz, nx * inv, ny * inv, nz * inv, area_in, depth, pressure, pressure * area_in,
             area_in * keff, area_in * (-delta))

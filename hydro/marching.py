@@ -1,10 +1,10 @@
 """Stage 4 — marching cubes of the interface field on the blocks kept by refinement.
 
-Refinement ends with blocks of 2×2×2 voxels. For each block the count pass samples eA, eB at
-its 27 grid points once (B's grid samples directly, A through the pair transform; neighbouring
-voxels share them), stores them as float32 so both passes see identical values, and counts
-the triangles of its 8 voxels that yield a contact (non-degenerate, not wholly beyond the gap
-band). The scatter pass rebuilds the same triangles and writes their contacts at the scanned
+Refinement ends with blocks of 2×2×2 voxels. For each block the count pass samples eA, eB and
+the interface field f at its 27 grid points once (B's grid samples directly, A through the
+pair transform; neighbouring voxels share them), stores them as float32 so both passes see
+identical values, and counts the triangles of its 8 voxels that yield a contact
+(non-degenerate, not wholly beyond the gap band). The scatter pass rebuilds the same triangles and writes their contacts at the scanned
 offsets, in block → voxel → triangle order. Edge crossings are interpolated with
 t = −f0/(f1 − f0), clamped to [c, 1 − c] with c = ``mc_edge_clamp_min`` (t = 0.5 when f1 − f0
 vanishes). Triangles are wound so their normals point toward increasing f: from A toward B.
@@ -16,11 +16,13 @@ and exact.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import cuda, prange
 
 from .backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
 from .contacts import (CF_AREA, CF_DEPTH, CF_FORCE, CF_NORMAL, CF_POINT, CF_PRESSURE, CF_STIFFNESS, CF_WEIGHT,
-                       CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B, CI_SPECULATIVE, triangle_contact)
+                       CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B, CI_SPECULATIVE, triangle_contact,
+                       triangle_is_contact)
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
                          PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B, b_dir_to_world, b_to_a, b_to_world)
@@ -29,6 +31,7 @@ from .sdf import F_ORIGIN, sdf_grid_phi, sdf_phi
 
 
 BLOCK_POINTS = 27  # grid points of a 2×2×2-voxel block
+# stored per point, in three runs of 27: eA, eB, f
 
 
 @device_fn
@@ -38,7 +41,7 @@ def _point_index(q, c):
 
 
 @device_fn
-def _edge_vertex(b, q, e, corners, ka, kb, kna, knb, interface, clamp):
+def _edge_vertex(b, q, e, corners, clamp):
     """Crossing on edge e of voxel q of block b: (x, y, z in voxel units from the block's corner, eA, eB)."""
     c0 = EDGE_CORNERS[e, 0]
     c1 = EDGE_CORNERS[e, 1]
@@ -48,8 +51,8 @@ def _edge_vertex(b, q, e, corners, ka, kb, kna, knb, interface, clamp):
     eb0 = float(corners[b, BLOCK_POINTS + i0])
     ea1 = float(corners[b, i1])
     eb1 = float(corners[b, BLOCK_POINTS + i1])
-    f0 = interface_value(ea0, eb0, ka, kb, kna, knb, interface)
-    f1 = interface_value(ea1, eb1, ka, kb, kna, knb, interface)
+    f0 = float(corners[b, 2 * BLOCK_POINTS + i0])
+    f1 = float(corners[b, 2 * BLOCK_POINTS + i1])
     d = f1 - f0
     if d == 0.0 or abs(d) <= 1e-12 * (abs(f0) + abs(f1)):
         t = 0.5
@@ -66,12 +69,18 @@ def _edge_vertex(b, q, e, corners, ka, kb, kna, knb, interface, clamp):
 
 
 @device_fn
-def _sample_block(b, p, i, j, k, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8, corners):
+def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8, corners):
+    """Store eA, eB and f at the block's 27 points; return how many have f < 0."""
     sa = pair_i[p, PI_SDF_A]
     sb = pair_i[p, PI_SDF_B]
     h = pair_f[p, PF_VOXEL_B]
     ma = pair_f[p, PF_MARGIN_A]
     mb = pair_f[p, PF_MARGIN_B]
+    ka = pair_f[p, PF_KA]
+    kb = pair_f[p, PF_KB]
+    kna = pair_f[p, PF_KNA]
+    knb = pair_f[p, PF_KNB]
+    n_neg = 0
     for g in range(BLOCK_POINTS):
         ix = i + g % 3
         iy = j + (g // 3) % 3
@@ -82,38 +91,39 @@ def _sample_block(b, p, i, j, k, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse, 
         z = sdf_pf[sb, F_ORIGIN + 2] + iz * h
         ax, ay, az = b_to_a(pair_f, p, x, y, z)
         ea = sdf_phi(sa, ax, ay, az, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8) - ma
-        corners[b, g] = ea
-        corners[b, BLOCK_POINTS + g] = eb
+        ea32 = float(np.float32(ea))
+        eb32 = float(np.float32(eb))
+        f = interface_value(ea32, eb32, ka, kb, kna, knb, interface)
+        corners[b, g] = ea32
+        corners[b, BLOCK_POINTS + g] = eb32
+        corners[b, 2 * BLOCK_POINTS + g] = f
+        if np.float32(f) < 0.0:
+            n_neg += 1
+    return n_neg
 
 
 @device_fn
 def _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
                 a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, capacity):
+    if write and tri_counts[b] == 0:
+        return
     p = block_pair[b]
     i = block_ijk[b, 0]
     j = block_ijk[b, 1]
     k = block_ijk[b, 2]
     if not write:
-        _sample_block(b, p, i, j, k, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8, corners)
-    ka = pair_f[p, PF_KA]
-    kb = pair_f[p, PF_KB]
-    kna = pair_f[p, PF_KNA]
-    knb = pair_f[p, PF_KNB]
-    # one sign for all 27 points: no surface in the block
-    n_neg = 0
-    for g in range(BLOCK_POINTS):
-        if interface_value(float(corners[b, g]), float(corners[b, BLOCK_POINTS + g]), ka, kb, kna, knb,
-                           interface) < 0.0:
-            n_neg += 1
-    if n_neg == 0 or n_neg == BLOCK_POINTS:
-        if not write:
+        n_neg = _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse, a32, a16,
+                              a8, corners)
+        # one sign at all 27 points: no surface in the block
+        if n_neg == 0 or n_neg == BLOCK_POINTS:
             tri_counts[b] = 0
-        return
+            return
     sb = pair_i[p, PI_SDF_B]
     h = pair_f[p, PF_VOXEL_B]
     ox = sdf_pf[sb, F_ORIGIN] + i * h
     oy = sdf_pf[sb, F_ORIGIN + 1] + j * h
     oz = sdf_pf[sb, F_ORIGIN + 2] + k * h
+    kb = pair_f[p, PF_KB]
     keff = pair_f[p, PF_KEFF]
     gap = pair_f[p, PF_GAP]
     o = 0
@@ -123,24 +133,27 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_
     for q in range(8):
         case = 0
         for c in range(8):
-            g = _point_index(q, c)
-            if interface_value(float(corners[b, g]), float(corners[b, BLOCK_POINTS + g]), ka, kb, kna, knb,
-                               interface) < 0.0:
+            if corners[b, 2 * BLOCK_POINTS + _point_index(q, c)] < 0.0:
                 case |= 1 << c
         for t in range(TRI_COUNT[case]):
-            x0, y0, z0, ea0, eb0 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t], corners, ka, kb, kna, knb,
-                                                interface, clamp)
-            x1, y1, z1, ea1, eb1 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 1], corners, ka, kb, kna, knb,
-                                                interface, clamp)
-            x2, y2, z2, ea2, eb2 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 2], corners, ka, kb, kna, knb,
-                                                interface, clamp)
-            (valid, speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness,
-             weight) = triangle_contact(ox + x0 * h, oy + y0 * h, oz + z0 * h, ox + x1 * h, oy + y1 * h,
-                                        oz + z1 * h, ox + x2 * h, oy + y2 * h, oz + z2 * h, ea0, ea1, ea2, eb0,
-                                        eb1, eb2, kb, keff, gap, h)
-            if not valid:
+            x0, y0, z0, ea0, eb0 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t], corners, clamp)
+            x1, y1, z1, ea1, eb1 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 1], corners, clamp)
+            x2, y2, z2, ea2, eb2 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 2], corners, clamp)
+            x0 = ox + x0 * h
+            y0 = oy + y0 * h
+            z0 = oz + z0 * h
+            x1 = ox + x1 * h
+            y1 = oy + y1 * h
+            z1 = oz + z1 * h
+            x2 = ox + x2 * h
+            y2 = oy + y2 * h
+            z2 = oz + z2 * h
+            if not triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0 + eb0, ea1 + eb1, ea2 + eb2, gap, h):
                 continue
             if write and o < capacity:
+                (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness,
+                 weight) = triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, kb,
+                                            keff)
                 wx, wy, wz = b_to_world(pair_f, p, cx, cy, cz)
                 wnx, wny, wnz = b_dir_to_world(pair_f, p, nx, ny, nz)
                 contact_f[o, CF_POINT] = wx

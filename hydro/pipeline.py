@@ -142,7 +142,7 @@ class HydroelasticPipeline:
         block0 = max(4096, 16 * fine)
         self.block_pair = _Buffer(dev, "block_capacity", (), np.int32, cfg.block_capacity, block0)
         self.block_ijk = _Buffer(dev, "block_capacity", (3,), np.int32, cfg.block_capacity, block0)
-        self.block_corners = _Buffer(dev, "block_capacity", (2 * BLOCK_POINTS,), np.float32, cfg.block_capacity,
+        self.block_corners = _Buffer(dev, "block_capacity", (3 * BLOCK_POINTS,), np.float32, cfg.block_capacity,
                                      block0)
         self.block_counts = _Buffer(dev, "block_capacity", (), np.int32, cfg.block_capacity, block0)
         self.block_offsets = _Buffer(dev, "block_capacity", (), np.int64, cfg.block_capacity, block0)

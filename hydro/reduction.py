@@ -149,40 +149,75 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
     sa = contact_i[start, CI_SHAPE_A]
     sb = contact_i[start, CI_SHAPE_B]
     env = contact_i[start, CI_ENV]
-    # 1. totals over the active contacts
+    # 1. one pass of totals over the active contacts: force, moments of force and area, torque
+    #    about the origin, bounds; the speculative ones are only counted
     fx = 0.0
     fy = 0.0
     fz = 0.0
     fsum = 0.0
-    cx = 0.0
-    cy = 0.0
-    cz = 0.0
+    asum = 0.0
+    fpx = 0.0
+    fpy = 0.0
+    fpz = 0.0
+    apx = 0.0
+    apy = 0.0
+    apz = 0.0
     anx = 0.0
     any_ = 0.0
     anz = 0.0
+    tox = 0.0
+    toy = 0.0
+    toz = 0.0
+    lox = 1e300
+    loy = 1e300
+    loz = 1e300
+    hix = -1e300
+    hiy = -1e300
+    hiz = -1e300
     n_active = 0
     n_spec = 0
     for k in range(start, stop):
+        qx = float(contact_f[k, CF_NORMAL])
+        qy = float(contact_f[k, CF_NORMAL + 1])
+        qz = float(contact_f[k, CF_NORMAL + 2])
         if contact_i[k, CI_SPECULATIVE] != 0:
             n_spec += 1
-            anx += float(contact_f[k, CF_NORMAL])
-            any_ += float(contact_f[k, CF_NORMAL + 1])
-            anz += float(contact_f[k, CF_NORMAL + 2])
+            anx += qx
+            any_ += qy
+            anz += qz
             continue
         n_active += 1
+        px = float(contact_f[k, CF_POINT])
+        py = float(contact_f[k, CF_POINT + 1])
+        pz = float(contact_f[k, CF_POINT + 2])
         f = float(contact_f[k, CF_FORCE])
         a = float(contact_f[k, CF_AREA])
-        fx += f * float(contact_f[k, CF_NORMAL])
-        fy += f * float(contact_f[k, CF_NORMAL + 1])
-        fz += f * float(contact_f[k, CF_NORMAL + 2])
+        gx = f * qx
+        gy = f * qy
+        gz = f * qz
+        fx += gx
+        fy += gy
+        fz += gz
         fsum += f
-        w = f if f > 0.0 else a
-        cx += w * float(contact_f[k, CF_POINT])
-        cy += w * float(contact_f[k, CF_POINT + 1])
-        cz += w * float(contact_f[k, CF_POINT + 2])
-        anx += a * float(contact_f[k, CF_NORMAL])
-        any_ += a * float(contact_f[k, CF_NORMAL + 1])
-        anz += a * float(contact_f[k, CF_NORMAL + 2])
+        asum += a
+        fpx += f * px
+        fpy += f * py
+        fpz += f * pz
+        apx += a * px
+        apy += a * py
+        apz += a * pz
+        anx += a * qx
+        any_ += a * qy
+        anz += a * qz
+        tox += py * gz - pz * gy
+        toy += pz * gx - px * gz
+        toz += px * gy - py * gx
+        lox = min(lox, px)
+        loy = min(loy, py)
+        loz = min(loz, pz)
+        hix = max(hix, px)
+        hiy = max(hiy, py)
+        hiz = max(hiz, pz)
     fmag = math.sqrt(fx * fx + fy * fy + fz * fz)
     if fmag > 0.0:
         nx = fx / fmag
@@ -206,44 +241,38 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
     active_budget = budget - spec_slots
     o = base
     if n_active > 0:
-        # centre of pressure (force-weighted; area-weighted when the patch carries no force yet)
-        wsum = 0.0
-        for k in range(start, stop):
-            if contact_i[k, CI_SPECULATIVE] == 0:
-                f = float(contact_f[k, CF_FORCE])
-                wsum += f if fsum > 0.0 else float(contact_f[k, CF_AREA])
-        if wsum <= 0.0:
-            wsum = 1.0
-        copx = cx / wsum
-        copy = cy / wsum
-        copz = cz / wsum
-        # 2. extents in the patch plane and the true torque about the centre of pressure
+        # centre of pressure (force-weighted; area-weighted while the patch carries no force)
+        if fsum > 0.0:
+            copx = fpx / fsum
+            copy = fpy / fsum
+            copz = fpz / fsum
+        elif asum > 0.0:
+            copx = apx / asum
+            copy = apy / asum
+            copz = apz / asum
+        else:
+            copx = 0.5 * (lox + hix)
+            copy = 0.5 * (loy + hiy)
+            copz = 0.5 * (loz + hiz)
+        # the true torque about the centre of pressure: T_origin − CoP × F
+        tx = tox - (copy * fz - copz * fy)
+        ty = toy - (copz * fx - copx * fz)
+        tz = toz - (copx * fy - copy * fx)
+        # 2. extents in the patch plane: the bounds' corners projected on (u, v)
         u0 = 1e300
         u1 = -1e300
         v0 = 1e300
         v1 = -1e300
-        tx = 0.0
-        ty = 0.0
-        tz = 0.0
-        for k in range(start, stop):
-            if contact_i[k, CI_SPECULATIVE] != 0:
-                continue
-            px = float(contact_f[k, CF_POINT]) - copx
-            py = float(contact_f[k, CF_POINT + 1]) - copy
-            pz = float(contact_f[k, CF_POINT + 2]) - copz
-            pu = float(contact_f[k, CF_POINT]) * ux + float(contact_f[k, CF_POINT + 1]) * uy + float(contact_f[k, CF_POINT + 2]) * uz
-            pv = float(contact_f[k, CF_POINT]) * vx + float(contact_f[k, CF_POINT + 1]) * vy + float(contact_f[k, CF_POINT + 2]) * vz
+        for c in range(8):
+            px = hix if c & 1 else lox
+            py = hiy if c & 2 else loy
+            pz = hiz if c & 4 else loz
+            pu = px * ux + py * uy + pz * uz
+            pv = px * vx + py * vy + pz * vz
             u0 = min(u0, pu)
             u1 = max(u1, pu)
             v0 = min(v0, pv)
             v1 = max(v1, pv)
-            f = float(contact_f[k, CF_FORCE])
-            gx = f * float(contact_f[k, CF_NORMAL])
-            gy = f * float(contact_f[k, CF_NORMAL + 1])
-            gz = f * float(contact_f[k, CF_NORMAL + 2])
-            tx += py * gz - pz * gy
-            ty += pz * gx - px * gz
-            tz += px * gy - py * gx
         du = max(u1 - u0, 1e-12) * (1.0 + 1e-9)
         dv = max(v1 - v0, 1e-12) * (1.0 + 1e-9)
         # 3. groups: shrink the grid until the non-empty groups fit the budget

@@ -124,6 +124,9 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False):
         f = np.where((ea < 0) & (eb < 0), kna * ea - knb * eb, ea - eb)
     else:
         f = ka * ea - kb * eb
+    # the pipeline keeps the grid samples of eA, eB and f as float32 (both of its passes read
+    # the same stored values); the reference rounds them alike
+    f = f.astype(np.float32).astype(np.float64)
     rows = []
     nz, ny, nx = (s - 1 for s in shape)
     h = sb.voxel_size

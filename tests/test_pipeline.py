@@ -198,6 +198,21 @@ def test_switched_interface_equals_continuous_for_equal_stiffness():
 # Stage-by-stage NumPy reference
 
 
+# Tolerances of the comparison with the dense reference, relative to each column's largest
+# value. The grid values are float32 (as stored); a vertex therefore moves by ~1e-7 voxel, and a
+# triangle's normal by that over its shortest edge (at least mc_edge_clamp_min = 0.02 voxel).
+ROW_ATOL = np.array([2e-6] * 3 + [2e-5] * 3 + [2e-6] * 6)
+
+
+def _assert_rows_close(got, ref, keys):
+    g = _sorted_rows(got, keys)
+    r = _sorted_rows(ref, keys)
+    scale = np.abs(r).max(axis=0) + 1e-30
+    diff = np.abs(g / scale - r / scale)
+    worst = diff.max(axis=0)
+    assert np.all(worst <= ROW_ATOL[: g.shape[1]]), f"largest column differences {worst}"
+
+
 def _sorted_rows(d, keys):
     rows = np.column_stack([np.asarray(d[k], float).reshape(len(d[keys[0]]), -1) for k in keys])
     order = np.lexsort(np.round(rows[:, :3] / 1e-7).T[::-1])
@@ -226,10 +241,7 @@ def test_pipeline_matches_a_dense_numpy_reference(switched):
             assert len(got["area"]) == 0
             continue
         assert len(got["area"]) == len(ref["area"]), (a, b)
-        g = _sorted_rows(got, keys)
-        r = _sorted_rows(ref, keys)
-        scale = np.abs(r).max(axis=0) + 1e-30
-        np.testing.assert_allclose(g / scale, r / scale, atol=2e-6)
+        _assert_rows_close(got, ref, keys)
 
 
 @pytest.mark.parametrize("case", ["cube_corner_into_box", "deep_sphere"])
@@ -248,10 +260,7 @@ def test_refinement_drops_no_triangle_near_kinks_or_deep_inside(case):
     ref = naive.patch_contacts(m, poses, a, b)
     assert len(res.contacts) == len(ref["area"]) > 0
     keys = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight")
-    g = _sorted_rows(res.contacts.as_dict(), keys)
-    r = _sorted_rows(ref, keys)
-    scale = np.abs(r).max(axis=0) + 1e-30
-    np.testing.assert_allclose(g / scale, r / scale, atol=2e-6)
+    _assert_rows_close(res.contacts.as_dict(), ref, keys)
 
 
 # ---------------------------------------------------------------------------------------------
