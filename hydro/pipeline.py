@@ -139,7 +139,7 @@ class HydroelasticPipeline:
              _Buffer(dev, "cell_capacity", (3,), np.int32, cfg.cell_capacity, cell0))
             for _ in range(2)
         ]
-        block0 = max(4096, 16 * fine)
+        block0 = max(4096, fine)  # a first estimate: automatic buffers grow on the first call
         self.block_pair = _Buffer(dev, "block_capacity", (), np.int32, cfg.block_capacity, block0)
         self.block_ijk = _Buffer(dev, "block_capacity", (3,), np.int32, cfg.block_capacity, block0)
         self.block_corners = _Buffer(dev, "block_capacity", (3 * BLOCK_POINTS,), np.float32, cfg.block_capacity,
