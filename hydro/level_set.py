@@ -88,7 +88,7 @@ def marching_cubes(values, *, origin=(0.0, 0.0, 0.0), spacing=1.0, clamp: float 
     nz, ny, nx = (s - 1 for s in v.shape)
     negative = v < 0.0
     cases = np.zeros((nz, ny, nx), dtype=np.int64)
-    for c, (dx, dy, dz) in enumerate(CORNER_OFFSETS):
+    for c, (dx, dy, dz) in enumerate(CORNER_OFFSETS.tolist()):  # Python ints: no int8 overflow
         cases |= negative[dz:dz + nz, dy:dy + ny, dx:dx + nx].astype(np.int64) << c
     if cell_mask is not None:
         mask = np.asarray(cell_mask, dtype=bool)
@@ -154,30 +154,22 @@ def sdf_grid_values(sdf, lo=(0, 0, 0), hi=None) -> np.ndarray:
         brick = np.minimum(idx >> 3, nb[a] - 1)
         axes.append((brick, idx - 8 * brick))
     (bx, lx), (by, ly), (bz, lz) = axes
-    BZ, BY, BX = np.meshgrid(bz, by, bx, indexing="ij")
-    LZ, LY, LX = np.meshgrid(lz, ly, lx, indexing="ij")
-    slot = np.asarray(sdf.brick_slot)[BZ, BY, BX]
-    out = np.empty(slot.shape, dtype=np.float64)
-    fine = slot >= 0
-    if np.any(fine):
-        q = np.asarray(sdf.atlas)[slot[fine], LZ[fine], LY[fine], LX[fine]].astype(np.float64)
-        out[fine] = q if sdf.settings.texture_format == "float32" else sdf.offset + sdf.scale * q
-    coarse = ~fine
-    if np.any(coarse):
-        c = np.asarray(sdf.coarse, dtype=np.float32)
-        z, y, x = BZ[coarse], BY[coarse], BX[coarse]
-        v000, v100 = c[z, y, x].astype(np.float64), c[z, y, x + 1].astype(np.float64)
-        v010, v110 = c[z, y + 1, x].astype(np.float64), c[z, y + 1, x + 1].astype(np.float64)
-        v001, v101 = c[z + 1, y, x].astype(np.float64), c[z + 1, y, x + 1].astype(np.float64)
-        v011, v111 = c[z + 1, y + 1, x].astype(np.float64), c[z + 1, y + 1, x + 1].astype(np.float64)
-        tx, ty, tz = LX[coarse] * 0.125, LY[coarse] * 0.125, LZ[coarse] * 0.125
-        a = v000 + (v100 - v000) * tx
-        b = v010 + (v110 - v010) * tx
-        cc = v001 + (v101 - v001) * tx
-        d = v011 + (v111 - v011) * tx
-        e = a + (b - a) * ty
-        f = cc + (d - cc) * ty
-        out[coarse] = e + (f - e) * tz
+    # coarse: trilinear on the brick-corner grid, separably, with the kernel's operation order
+    # (a = v000 + (v100 − v000)·tx, …, e = a + (b − a)·ty, …, e + (f − e)·tz): identical values
+    c = np.asarray(sdf.coarse, dtype=np.float32).astype(np.float64)
+    tx, ty, tz = lx * 0.125, ly * 0.125, lz * 0.125
+    x0 = c[:, :, bx]
+    along_x = x0 + (c[:, :, bx + 1] - x0) * tx  # (cz+1, cy+1, nx)
+    y0 = along_x[:, by, :]
+    along_y = y0 + (along_x[:, by + 1, :] - y0) * ty[None, :, None]  # (cz+1, ny, nx)
+    z0 = along_y[bz]
+    out = z0 + (along_y[bz + 1] - z0) * tz[:, None, None]  # (nz, ny, nx)
+    # fine bricks: their stored samples
+    slot = np.asarray(sdf.brick_slot)[np.ix_(bz, by, bx)]
+    k, j, i = np.nonzero(slot >= 0)
+    if len(k):
+        q = np.asarray(sdf.atlas)[slot[k, j, i], lz[k], ly[j], lx[i]].astype(np.float64)
+        out[k, j, i] = q if sdf.settings.texture_format == "float32" else sdf.offset + sdf.scale * q
     return out
 
 

@@ -59,6 +59,15 @@ def test_marching_cubes_matches_the_reference_extractor():
     np.testing.assert_allclose(mesh.interpolate(values.transpose(2, 1, 0)), 0.0, atol=1e-12)
 
 
+def test_marching_cubes_on_a_long_grid():
+    # more than 127 samples along an axis (the tables are int8)
+    x = np.linspace(-1, 1, 300)
+    values = np.broadcast_to(x[None, None, :] - 0.1, (3, 4, 300))  # the plane x = 0.1
+    mesh = marching_cubes(values, origin=(-1, 0, 0), spacing=(2 / 299, 1, 1))
+    np.testing.assert_allclose(mesh.vertices[:, 0], 0.1, atol=1e-12)
+    assert mesh_area(mesh.vertices, mesh.faces) == pytest.approx(3 * 2)
+
+
 def test_marching_cubes_clamp_and_empty_grid():
     values = np.ones((3, 3, 3))
     assert len(marching_cubes(values).faces) == 0
