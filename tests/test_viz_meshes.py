@@ -13,7 +13,7 @@ import pytest
 from scipy.spatial import cKDTree
 
 from hydro.config import HydroelasticConfig
-from hydro.geometry import Box, Capsule, Sphere
+from hydro.geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
 from hydro.level_set import marching_cubes, mesh_area, sdf_grid_values, sdf_level_set
 from hydro.patch_mesh import patch_mesh, patch_meshes
 from hydro.pipeline import HydroelasticPipeline
@@ -116,6 +116,32 @@ def test_zero_level_set_of_a_box_has_the_box_area():
     assert exact - bevel <= mesh_area(mesh.vertices, mesh.faces) <= exact * (1 + 1e-9)
     # the faces sit where the stored (uint16) field crosses zero
     assert np.abs(mesh.vertices).max(axis=0) == pytest.approx(np.array(size) / 2, abs=0.01 * sdf.voxel_size)
+
+
+@pytest.mark.parametrize("geometry", [Sphere(0.1), Box((0.2, 0.1, 0.05)), Capsule(0.03, 0.12), Cylinder(0.05, 0.1),
+                                      Cone(0.05, 0.12), Ellipsoid((0.1, 0.05, 0.03))], ids=lambda g: g.kind_name)
+def test_source_meshes_are_the_authored_geometry(geometry):
+    import trimesh
+
+    from viz.shapes import source_mesh
+
+    v, f = source_mesh(geometry)
+    lo, hi = geometry.local_aabb()
+    np.testing.assert_allclose(v.min(axis=0), lo, atol=1e-9 + 0.01 * np.abs(lo).max())
+    np.testing.assert_allclose(v.max(axis=0), hi, atol=1e-9 + 0.01 * np.abs(hi).max())
+    tm = trimesh.Trimesh(v, f, process=False)
+    assert tm.is_watertight and tm.volume == pytest.approx(geometry.volume(), rel=0.02)
+
+
+def test_source_meshes_of_meshes_and_planes():
+    from viz.shapes import source_mesh
+
+    tri = Mesh(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]]), np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2],
+                                                                                   [1, 2, 3]]))
+    v, f = source_mesh(tri)
+    assert v is tri.vertices and f is tri.faces
+    v, f = source_mesh(Plane(), plane_size=4.0)
+    assert np.ptp(v, axis=0).tolist() == [4.0, 4.0, 0.0] and len(f) == 2
 
 
 # --------------------------------------------------------------------------------------------

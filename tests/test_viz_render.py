@@ -96,3 +96,20 @@ def test_render_writes_a_png_and_cameras_parse(ps, tmp_path):
             parse_camera(bad, (0, 0, 0), 1.0)
     with pytest.raises(ValueError, match="size"):
         parse_size("640")
+
+
+def test_source_geometry_and_display_options(ps):
+    import polyscope as ps_module
+
+    from viz.picture import render
+    from viz.scene import ViewSettings
+
+    settings = ViewSettings(show_sdf_mesh=False, show_source_mesh=True, show_body_sensors=True)
+    settings.contacts.show_patch_points = True
+    settings.contacts.show_normals = False
+    settings.contacts.force_scale = 1e-3
+    image = render(scene_path("torus_on_box.usda"), size=SIZE, settings=settings, camera="side")
+    assert 0.05 < 1.0 - background_fraction(image) < 0.999
+    assert ps_module.get_surface_mesh("1: /World/Torus/Collider [source]").is_enabled()
+    assert not ps_module.has_surface_mesh("1: /World/Torus/Collider [SDF φ=0]")
+    assert ps_module.has_point_cloud("patch triangle centroids") and ps_module.has_point_cloud("body contacts/in contact")

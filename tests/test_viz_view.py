@@ -172,3 +172,19 @@ def test_hydro_view_without_a_display_says_so_in_one_line():
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "--screenshot" in lines[0], proc.stderr
+
+
+def test_only_viz_imports_polyscope():
+    import glob
+    import re
+
+    code = ("import sys, hydro.cli, hydro.level_set, hydro.patch_mesh, viz, viz.cli, viz.sensors; "
+            "assert 'polyscope' not in sys.modules, 'polyscope imported'")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for path in glob.glob(os.path.join(ROOT, "hydro", "*.py")):
+        if os.path.basename(path) == "cli.py":  # the command line runs `hydro view` from viz
+            continue
+        with open(path, encoding="utf-8") as fh:
+            assert not re.search(r"^\s*(from|import) (polyscope|viz)\b", fh.read(), flags=re.M), path
