@@ -104,6 +104,17 @@ def _panel_frames(ps, panel, view):
     right = image[:, image.shape[1] * 3 // 4:]
     assert background_fraction(right) < 0.5
     assert simulation_available() is False
+    # the gizmo: it starts at the body, and dragging it moves the body
+    panel.use_gizmo = True
+    ps.frame_tick()
+    gizmo = ps.get_transformation_gizmo("body")
+    np.testing.assert_allclose(gizmo.get_transform()[:3, 3], view.state.body_q[0, :3], atol=1e-6)
+    moved = np.array(gizmo.get_transform(), dtype=float)
+    moved[2, 3] += 0.05
+    gizmo.set_transform(moved)
+    ps.frame_tick()
+    assert view.state.body_q[0, 2] == pytest.approx(moved[2, 3], abs=1e-6)
+    assert len(view.update().contacts) == 0  # lifted off the box
 
 
 def test_simulation_controls_step_a_simulation_when_one_exists(monkeypatch):
