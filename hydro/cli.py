@@ -137,6 +137,12 @@ def _cmd_validate(args) -> int:
     return cli_validate(args.scene)
 
 
+def _cmd_view(args) -> int:
+    from viz.cli import run  # the viewer lives in viz/, the only package that imports Polyscope
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hydro", description="SDF-based hydroelastic contact with visual debugging.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -161,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", help="write the contact table to this .npz file")
     c.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     c.set_defaults(func=_cmd_collide)
+
+    w = sub.add_parser("view", help="open the Polyscope viewer; with --screenshot render headless (EGL) and exit")
+    from viz.cli import add_arguments  # argument definitions only; Polyscope loads when the command runs
+
+    add_arguments(w)
+    w.set_defaults(func=_cmd_view)
 
     v = sub.add_parser("validate", help="check a USD scene against the schema rules (exit 1 on any error)")
     v.add_argument("scene", help="a .usda/.usd/.usdc file")
