@@ -185,8 +185,11 @@ def test_reset_puts_envs_back_and_the_clock_counts_integers():
 def test_gravity_comes_from_the_usd_scene(tmp_path):
     from hydro.usd_io import read_gravity
 
-    text = open("scenes/pinch.usda").read()
-    np.testing.assert_allclose(read_gravity("scenes/pinch.usda"), [0, 0, -9.81])
+    import os
+
+    pinch = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "pinch.usda")
+    text = open(pinch).read()
+    np.testing.assert_allclose(read_gravity(pinch), [0, 0, -9.81])
     p = tmp_path / "moon.usda"
     p.write_text(text.replace("float physics:gravityMagnitude = 9.81", "float physics:gravityMagnitude = 1.62")
                  .replace("vector3f physics:gravityDirection = (0, 0, -1)", "vector3f physics:gravityDirection = (0, 0, 0)"))
@@ -209,11 +212,13 @@ def test_bad_settings_are_refused(kw, message):
 
 
 def test_hydro_simulation_is_exported_lazily():
+    import os
     import subprocess
     import sys
 
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = ("import sys, hydro; light = 'numba' not in sys.modules; "
             "from hydro.simulation import Simulation; print(light, hydro.Simulation is Simulation)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=".",
-                         env={**__import__("os").environ, "PYTHONPATH": "."})
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
+                         env={**os.environ, "PYTHONPATH": root})
     assert out.stdout.split() == ["True", "True"], out.stderr
