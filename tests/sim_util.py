@@ -81,3 +81,24 @@ def drive(sensor, frames_per_substep, sim=None):
         sim.step_count += 1
         sim.last_frame = frames_per_substep[-1]
     sensor._end_step()
+
+
+def robot_scene(num_envs=2):
+    """A global ground; per env a robot (Foot, Hand) and an Object, all with one collider."""
+    b = ModelBuilder()
+    b.add_shape("/World/Ground", Box((5, 5, 1)), local_pose=[0, 0, -0.5, 0, 0, 0, 1])
+    for name in ("Robot/Foot", "Robot/Hand", "Object"):
+        i = b.add_body(f"/World/envs/env_0/{name}")
+        b.add_shape(f"/World/envs/env_0/{name}/Collider", Box((0.1, 0.1, 0.1)), body=i)
+    b.add_articulation("/World/envs/env_0/Robot")
+    return b.finalize(num_envs=num_envs, build_sdfs=False)
+
+
+def shape(model, path):
+    return model.shape_path.index(path)
+
+
+def ground_push(model, env, body, fz, friction=(0.0, 0.0, 0.0), point=(0.0, 0.0, 0.0)):
+    """A contact pushing ``body`` of ``env`` up from the ground with ``fz`` N."""
+    return (shape(model, "/World/Ground"), shape(model, f"/World/envs/env_{env}/{body}/Collider"), (0, 0, fz), friction,
+            point)

@@ -4,7 +4,6 @@ Most tests feed hand-made contact frames through the same hooks the simulation c
 (``sim_util.drive``), so every number is known; the stack test runs the real solver.
 """
 
-import math
 
 import numpy as np
 import pytest
@@ -12,36 +11,14 @@ import pytest
 from hydro.geometry import Box
 from hydro.model import ModelBuilder
 from hydro.sensors import ContactSensor, ContactSensorCfg
-from sim_util import drive, fake_sim, frame
+from sim_util import drive, fake_sim, frame, ground_push, robot_scene, shape
 
 DT = 0.01
-UP = (0.0, 0.0, 1.0)
-
-
-def robot_scene(num_envs=2):
-    """A global ground; per env a robot (Foot, Hand) and an Object, all with one collider."""
-    b = ModelBuilder()
-    b.add_shape("/World/Ground", Box((5, 5, 1)), local_pose=[0, 0, -0.5, 0, 0, 0, 1])
-    for name in ("Robot/Foot", "Robot/Hand", "Object"):
-        i = b.add_body(f"/World/envs/env_0/{name}")
-        b.add_shape(f"/World/envs/env_0/{name}/Collider", Box((0.1, 0.1, 0.1)), body=i)
-    b.add_articulation("/World/envs/env_0/Robot")
-    return b.finalize(num_envs=num_envs, build_sdfs=False)
-
-
-def shape(model, path):
-    return model.shape_path.index(path)
 
 
 def sensor_on(model, **cfg):
     sim = fake_sim(model, DT)
     return sim, ContactSensor(ContactSensorCfg(**cfg), sim)
-
-
-def ground_push(model, env, body, fz, friction=(0.0, 0.0, 0.0), point=(0.0, 0.0, 0.0)):
-    """A contact pushing ``body`` of ``env`` up from the ground with ``fz`` N."""
-    return (shape(model, "/World/Ground"), shape(model, f"/World/envs/env_{env}/{body}/Collider"), (0, 0, fz), friction,
-            point)
 
 
 def test_names_and_shapes_follow_isaac_lab():
