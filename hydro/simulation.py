@@ -27,17 +27,18 @@ One sub-step
        R·I·Rᵀ, gyroscopic term included).
     5. Friction, per shape pair, Coulomb with the pair's coefficients combined as PhysX does by
        default (the average of the two shapes' static and dynamic coefficients). It is
-       regularised implicitly: the friction impulse is the one that stops the pair's tangential
-       slip and spin at its centre of pressure within the sub-step (3×3 effective mass of both
-       bodies, rotation included), capped by the cone ``|F_t| <= μ_s·Fn`` (beyond it the pair
-       slides with ``μ_d·Fn`` opposite to the slip) and the torsional limit ``μ·Fn·ρ`` (ρ the
-       force-weighted mean distance of the contacts from the centre of pressure). A stiff
-       viscous regularisation ``−μ·fn·v/v_eps`` would limit the sub-step to ``~v_eps/(μ·g)``;
-       this form sticks exactly below the cone and never limits the sub-step. Pairs sharing a
-       body are solved together by ``friction_iterations`` Jacobi sweeps (each pair's impulse
-       divided by the number of pairs on its busiest dynamic body). The pair's friction force
-       is shared among its contacts in proportion to their normal force (plus the torsional
-       part, a pure moment), so per-contact normal and friction forces are both kept.
+       regularised implicitly, at the velocity level: each pair's friction acts at its centre
+       of pressure as a tangential force and a moment about the mean normal, and the impulses
+       are those that stop every pair's slip and spin within the sub-step, solved together for
+       pairs that share a body (λ = −D⁻¹·u with D = J·M⁻¹·Jᵀ, rotation included). A pair whose
+       impulse leaves the cone ``|F_t| <= μ_s·Fn`` slides with ``μ_d·Fn`` against its would-be
+       slip (and the torsional limit ``μ·Fn·ρ``, ρ the force-weighted mean distance of the
+       contacts from the centre of pressure), and the others are solved again with it held
+       (``friction_iterations`` rounds). A viscous regularisation ``−μ·fn·v/v_eps`` would limit
+       the sub-step to ``~v_eps/(μ·g)`` and creep at ``~v_eps``; this form sticks exactly below
+       the cone and never limits the sub-step. The pair's friction force is shared among its
+       contacts in proportion to their normal force (plus the torsional part, a pure moment),
+       so per-contact normal and friction forces are both kept.
     6. Positions: the centre of mass moves by h·v, the orientation by the exact rotation of
        h·ω (quaternion exponential).
 
@@ -63,6 +64,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from .model import DEFAULT_ENV_SPACING, ENVS_ROOT, Model, State
 from .transforms import quat_mul, quat_normalize, quat_rotate, quat_to_matrix
@@ -71,6 +73,8 @@ __all__ = ["Simulation", "ContactFrame", "StabilityReport", "critical_step", "ac
 
 #: m/s², gravity of a scene that does not say (a Model built in Python).
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+#: Friction systems with at most this many unknowns (3 per pair) are solved dense, larger ones sparse.
+DENSE_FRICTION_MAX = 300
 
 
 def critical_step(damping_ratio: float) -> float:
@@ -144,6 +148,15 @@ def _rows_sum(index, values, n):
     for k in range(flat.shape[1]):
         res[:, k] = np.bincount(index, weights=flat[:, k], minlength=n)[:n]
     return out
+
+
+def _solve_sym(matrix, rhs):
+    """Solve a positive definite system, dense or sparse."""
+    if isinstance(matrix, np.ndarray):
+        return np.linalg.solve(matrix, rhs)
+    from scipy.sparse.linalg import spsolve
+
+    return spsolve(matrix.tocsc(), rhs)
 
 
 def _quat_exp(rotvec):
@@ -243,13 +256,13 @@ class Simulation:
     given). ``dt`` (s): the physics step. ``substeps``: ``"auto"`` or a positive integer.
     ``config``: a :class:`~hydro.config.HydroelasticConfig` or ``NewtonConfig`` (default: the
     active one). ``damping_ratio`` ζ of the normal contact damping; ``friction_iterations``
-    Jacobi sweeps of the friction solve; ``stability_margin`` the fraction of the critical
+    the active-set rounds of the friction solve; ``stability_margin`` the fraction of the critical
     sub-step ``"auto"`` aims for.
     """
 
     def __init__(self, scene, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACING, dt: float = 1.0 / 60.0,
                  substeps="auto", config=None, device="cpu", gravity=None, damping_ratio: float = 1.0,
-                 friction_iterations: int = 8, stability_margin: float = 0.5):
+                 friction_iterations: int = 4, stability_margin: float = 0.5):
         from .pipeline import HydroelasticPipeline
 
         if isinstance(scene, Model):
@@ -663,33 +676,63 @@ class Simulation:
 
         JA, JWA = jac(A)
         JB, JWB = jac(Bb)
-        K = np.einsum("pij,pkj->pik", JWA, JA) + np.einsum("pij,pkj->pik", JWB, JB)
-        K[:, 2, 2] += 1e-12 * np.maximum(K[:, 0, 0], 1e-30)  # spin row of a point contact
-        Kinv = np.linalg.inv(K)
-        nb = self.body_count + 1
-        busy = np.bincount(A[dyn[A]], minlength=nb) + np.bincount(Bb[dyn[Bb]], minlength=nb)
-        relax = np.maximum(np.where(dyn[A], busy[A], 0), np.where(dyn[Bb], busy[Bb], 0)).astype(float)
-        relax = np.maximum(relax, 1.0)
-        lam = np.zeros((P, 3))
-        xi = v_pred
-        lim_s = mu_s * Fl * h
-        lim_d = mu_d * Fl * h
+        # The pairs' friction impulses λ (3 per pair: two tangents and the spin about the normal)
+        # act on the bodies through J; the Delassus matrix D = J·M⁻¹·Jᵀ couples pairs that share a
+        # body. Sticking is λ = −D⁻¹·u, u the pairs' slip velocities; a pair beyond its cone
+        # slides with μ_d·Fn against the would-be slip and is held there while the rest re-solve.
+        # only the bodies these pairs touch enter the system
+        used, local = np.unique(np.concatenate([A, Bb]), return_inverse=True)
+        la, lb = local[:P], local[P:]
+        nu = len(used)
+        rows = np.broadcast_to(np.arange(3 * P).reshape(P, 3, 1), (P, 3, 6))
+        cols_a = np.broadcast_to((6 * la)[:, None, None] + np.arange(6)[None, None, :], (P, 3, 6))
+        cols_b = np.broadcast_to((6 * lb)[:, None, None] + np.arange(6)[None, None, :], (P, 3, 6))
+        r_idx = np.concatenate([rows.ravel(), rows.ravel()])
+        c_idx = np.concatenate([cols_a.ravel(), cols_b.ravel()])
+        j_val = np.concatenate([-JA.ravel(), JB.ravel()])
+        wj_val = np.concatenate([-JWA.ravel(), JWB.ravel()])
+        if 3 * P <= DENSE_FRICTION_MAX:
+            J = np.zeros((3 * P, 6 * nu))
+            WJt = np.zeros((3 * P, 6 * nu))
+            np.add.at(J, (r_idx, c_idx), j_val)
+            np.add.at(WJt, (r_idx, c_idx), wj_val)
+            WJt = WJt.T  # M⁻¹·Jᵀ
+            D = J @ WJt
+            D[np.arange(2, 3 * P, 3), np.arange(2, 3 * P, 3)] += 1e-12 * (D.diagonal().max() or 1.0)
+        else:
+            J = sparse.csr_matrix((j_val, (r_idx, c_idx)), shape=(3 * P, 6 * nu))
+            WJt = sparse.csr_matrix((wj_val, (r_idx, c_idx)), shape=(3 * P, 6 * nu)).T.tocsr()
+            D = (J @ WJt).tocsc()
+            # a point contact has no spin resistance: keep its spin row solvable
+            D = D + sparse.diags(np.tile([0.0, 0.0, 1e-12], P) * (D.diagonal().max() or 1.0))
+        v_used = v_pred[used]
+        u = J @ v_used.ravel()
+        lim_t = mu_s * Fl * h
+        lim_s = mu_s * Fl * rho * h
+        lam = np.zeros(3 * P)
+        fixed = np.zeros((P, 3), dtype=bool)
         for _ in range(self.friction_iterations):
-            u = np.einsum("pij,pj->pi", JB, xi[Bb]) - np.einsum("pij,pj->pi", JA, xi[A])
-            new = lam - np.einsum("pij,pj->pi", Kinv, u) / relax[:, None]
-            tmag = np.linalg.norm(new[:, :2], axis=1)
-            slide = tmag > lim_s
-            new[slide, :2] *= (lim_d[slide] / tmag[slide])[:, None]
-            smag = np.abs(new[:, 2])
-            spin = smag > lim_s * rho
-            new[spin, 2] = np.sign(new[spin, 2]) * lim_d[spin] * rho[spin]
-            delta = new - lam
-            lam = new
-            dvB = np.einsum("pji,pj->pi", JWB, delta)
-            dvA = np.einsum("pji,pj->pi", JWA, delta)
-            xi = xi + _rows_sum(Bb, dvB, nb) - _rows_sum(A, dvA, nb)
-            xi[~dyn] = v_pred[~dyn]
-        v_pred[:] = xi
+            free = np.flatnonzero(~fixed.ravel())
+            if len(free) == 0:
+                break
+            rhs = -u[free]
+            held = np.flatnonzero(fixed.ravel())
+            if len(held):
+                rhs = rhs - D[free][:, held] @ lam[held]
+            lam[free] = _solve_sym(D[free][:, free], rhs)
+            lt = lam.reshape(P, 3)
+            tmag = np.linalg.norm(lt[:, :2], axis=1)
+            slide = ~fixed[:, 0] & (tmag > lim_t)
+            spin = ~fixed[:, 2] & (np.abs(lt[:, 2]) > lim_s)
+            if not slide.any() and not spin.any():
+                break
+            lt[slide, :2] *= (mu_d[slide] * Fl[slide] * h / tmag[slide])[:, None]
+            lt[spin, 2] = np.sign(lt[spin, 2]) * mu_d[spin] * Fl[spin] * rho[spin] * h
+            fixed[slide, :2] = True
+            fixed[spin, 2] = True
+        lam = lam.reshape(P, 3)
+        moved = used[dyn[used]]
+        v_pred[moved] = (v_used + (WJt @ lam.ravel()).reshape(nu, 6))[dyn[used]]
         # share each pair's friction among its contacts (force ∝ fn, plus the torsional part)
         Ft = (lam[:, 0:1] * t1 + lam[:, 1:2] * t2) / h
         Mn = lam[:, 2] / h
