@@ -238,3 +238,15 @@ def test_the_sparse_friction_solve_matches_the_dense_one(monkeypatch):
     assert np.abs(f_dense).max() > 0.1
     np.testing.assert_allclose(q_sparse, q_dense, rtol=0, atol=1e-12)
     np.testing.assert_allclose(f_sparse, f_dense, rtol=0, atol=1e-9)
+
+
+def test_speculative_contacts_carry_no_force():
+    # the box hovers 1 mm above the ground, inside its 2 mm contact gap, with gravity off
+    sim = Simulation(box_on_ground(height=0.001), dt=1 / 60, gravity=(0.0, 0.0, 0.0))
+    sensor = sim.add_sensor(ContactSensorCfg("/World/Box", force_threshold=0.0, track_air_time=True))
+    sim.step()
+    assert len(sim.last_result.contacts) > 0 and sim.last_result.contacts.speculative.all()
+    assert len(sim.last_frame) == 0
+    assert np.all(sensor.data.net_forces_w == 0) and sensor.data.current_contact_time[0, 0] == 0
+    with pytest.raises(ValueError, match="one configuration"):
+        sim.add_sensor(ContactSensorCfg("/World/Box"), sensor_cfg=ContactSensorCfg("/World/Box"))
