@@ -440,6 +440,31 @@ class Simulation:
         self._sensors.append(sensor)
         return sensor
 
+    def contact_data(self, sensor_bodies, filter_bodies, *, max_contact_data_count: int, dt_scale: float = 1.0,
+                     points_in_world_space: bool = False):
+        """Isaac Sim's packed per-pair contact data (:func:`hydro.contact_data.launch_contact_data`)
+        of the last sub-step: sensor i is body ``sensor_bodies[i]``, every sensor has the filters
+        ``filter_bodies`` (body indices or paths; −1 is the static world). Forces are normal +
+        friction, on the sensor body."""
+        from .contact_data import launch_contact_data
+
+        B = self.model.body_count
+        sensors = self._resolve_bodies(sensor_bodies)
+        filters = [B if (not isinstance(f, str) and int(f) == -1) else int(self._resolve_bodies([f])[0])
+                   for f in filter_bodies]
+        sensor_map = np.full(B + 1, -1, np.int32)
+        sensor_map[sensors] = np.arange(len(sensors))
+        filter_map = np.full((len(sensors), B + 1), -1, np.int32)
+        for k, f in enumerate(filters):
+            filter_map[:, f] = k
+        fr = self.last_frame
+        return launch_contact_data(self.pipeline.device, contact_count=len(fr), shape0=fr.shape_a, shape1=fr.shape_b,
+                                   points=fr.point, normals=fr.normal, forces=fr.normal_force + fr.friction_force,
+                                   separations=fr.depth, shape_body=self.model.shape_body, body_q=self.state.body_q,
+                                   body_sensor_map=sensor_map, body_filter_map=filter_map, filter_count=len(filters),
+                                   world_body_idx=B, dt_scale=dt_scale, max_contact_data_count=max_contact_data_count,
+                                   points_in_world_space=points_in_world_space)
+
     # ------------------------------------------------------------------------------------------
     def reset(self, env_ids=None) -> None:
         """Put the bodies of ``env_ids`` (default: all, and the clock back to 0) back to their

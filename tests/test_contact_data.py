@@ -87,3 +87,26 @@ def test_bad_maps_are_refused():
         launch_contact_data("cpu", **{**case, "filter_count": 1}, max_contact_data_count=3)
     with pytest.raises(ValueError, match="world_body_idx"):
         launch_contact_data("cpu", **{**case, "world_body_idx": 99}, max_contact_data_count=3)
+
+
+def test_the_simulation_packs_its_last_contacts_per_sensor_and_filter():
+    from hydro.simulation import Simulation
+    from sim_util import box_on_ground
+
+    sim = Simulation(box_on_ground(boxes=2), dt=1 / 60)
+    sim.update(step=2)
+    out = sim.contact_data(["/World/Box1"], [-1, "/World/Box2"], max_contact_data_count=4, dt_scale=sim.dt,
+                           points_in_world_space=True)
+    f = sim.last_frame
+    ground = f.body_a == -1
+    assert out.required_counts.tolist() == [int(ground.sum()), int((~ground).sum())]
+    assert out.counts.tolist() == [min(4, int(ground.sum())), min(4, int((~ground).sum()))]
+    # the first rows of the world pair are the ground contacts on Box1 (shape 1), in order, × dt
+    rows = out.pair_slice(0, 0)
+    total = (f.normal_force + f.friction_force)[ground][: out.counts[0]] * sim.dt
+    np.testing.assert_allclose(out.forces[rows], total, rtol=1e-12)
+    # on the Box2 pair Box1 is shape 0 (the lower box), so its force is the opposite
+    upper = out.pair_slice(0, 1)
+    np.testing.assert_allclose(out.forces[upper], -(f.normal_force + f.friction_force)[~ground][:4] * sim.dt,
+                               rtol=1e-12)
+    assert np.all(out.normals[upper][:, 2] < 0)  # pointing into Box1, from above
