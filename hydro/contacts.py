@@ -30,6 +30,11 @@ CI_ENV = 2
 CI_PAIR = 3
 CI_SPECULATIVE = 4
 CI_COUNT = 5
+# Columns of the optional triangle buffer (one row per patch contact, same order)
+TF_VERTICES = 0  # 9: the three vertices, world
+TF_DEPTH = 9  # 3: eA + eB at each vertex
+TF_PRESSURE = 12  # 3: kB·max(0, −eB) at each vertex
+TF_COUNT = 15
 
 #: Triangles with less area than this fraction of a voxel face are degenerate and skipped.
 DEGENERATE_AREA = 1e-10

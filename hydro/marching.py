@@ -21,8 +21,8 @@ from numba import cuda, prange
 
 from .backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
 from .contacts import (CF_AREA, CF_DEPTH, CF_FORCE, CF_NORMAL, CF_POINT, CF_PRESSURE, CF_STIFFNESS, CF_WEIGHT,
-                       CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B, CI_SPECULATIVE, triangle_contact,
-                       triangle_is_contact)
+                       CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B, CI_SPECULATIVE, TF_DEPTH, TF_PRESSURE,
+                       TF_VERTICES, triangle_contact, triangle_is_contact)
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
                          PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B, b_dir_to_world, b_to_a, b_to_world)
@@ -117,8 +117,18 @@ def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slot
 
 
 @device_fn
+def _write_vertex(triangle_f, o, v, pair_f, p, x, y, z, ea, eb, kb):
+    wx, wy, wz = b_to_world(pair_f, p, x, y, z)
+    triangle_f[o, TF_VERTICES + 3 * v] = wx
+    triangle_f[o, TF_VERTICES + 3 * v + 1] = wy
+    triangle_f[o, TF_VERTICES + 3 * v + 2] = wz
+    triangle_f[o, TF_DEPTH + v] = ea + eb
+    triangle_f[o, TF_PRESSURE + v] = max(0.0, -kb * eb)
+
+
+@device_fn
 def _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, capacity):
+                a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity):
     if write and tri_counts[b] == 0:
         return
     p = block_pair[b]
@@ -187,6 +197,10 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_
                 contact_i[o, CI_ENV] = pair_i[p, PI_ENV]
                 contact_i[o, CI_PAIR] = p
                 contact_i[o, CI_SPECULATIVE] = 1 if speculative else 0
+                if triangle_f.shape[0] > o:  # the optional vertex output (a 1-row dummy when off)
+                    _write_vertex(triangle_f, o, 0, pair_f, p, x0, y0, z0, ea0, eb0, kb)
+                    _write_vertex(triangle_f, o, 1, pair_f, p, x1, y1, z1, ea1, eb1, kb)
+                    _write_vertex(triangle_f, o, 2, pair_f, p, x2, y2, z2, ea2, eb2, kb)
             o += 1
             n += 1
     if not write:
@@ -195,22 +209,22 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_
 
 # Model: pair_f, pair_i, sdf arrays, interface, clamp
 # Data in: block_pair, block_ijk; Data in/out: corners (written by the count pass)
-# Data out: tri_counts (count pass) / contact_f, contact_i (scatter pass)
+# Data out: tri_counts (count pass) / contact_f, contact_i, and when asked triangle_f (scatter pass)
 @cpu_kernel
 def _blocks_cpu(n, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, capacity):
+                a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity):
     for b in prange(n):
         _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                    a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, capacity)
+                    a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity)
 
 
 @cuda_kernel
 def _blocks_cuda(n, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                 a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, capacity):
+                 a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity):
     b = cuda.grid(1)
     if b < n:
         _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                    a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, capacity)
+                    a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity)
 
 
 MARCHING_CUBES = KernelPair("marching_cubes", _blocks_cpu, _blocks_cuda, serial_below=64)

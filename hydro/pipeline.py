@@ -21,7 +21,7 @@ import numpy as np
 from .backend import get_device
 from .broad_phase import SWEEP, shape_boxes, sweep_order
 from .config import HydroelasticConfig, NewtonConfig, active_config
-from .contacts import CF_COUNT, CI_COUNT
+from .contacts import CF_COUNT, CI_COUNT, TF_COUNT
 from .marching import BLOCK_POINTS, MARCHING_CUBES
 from .pair_setup import PAIR_SETUP, PF_COUNT, PI_COUNT
 from .refine import INTERFACE_CONTINUOUS, INTERFACE_SWITCHED, REFINE_BRICKS, REFINE_CHILDREN
@@ -159,6 +159,8 @@ class HydroelasticPipeline:
                                  cfg.reduced_contact_capacity, red0)
         self.calls = 0
         self._uploads = {}
+        self.triangle_f = None  # allocated when triangles are first asked for
+        self._no_triangles = dev.empty((1, TF_COUNT), np.float32)
         self.bp_counts = dev.empty(len(self.hydro_shapes) + 1, np.int64)
         self.bp_offsets = dev.empty(len(self.hydro_shapes) + 1, np.int64)
 
@@ -171,11 +173,13 @@ class HydroelasticPipeline:
             overflow.append(Overflow(setting=setting, capacity=capacity, required=int(required)))
 
     # ------------------------------------------------------------------------------------------
-    def collide(self, shape_poses, *, pairs=None) -> CollisionResult:
+    def collide(self, shape_poses, *, pairs=None, triangles: bool = False) -> CollisionResult:
         """Contacts of all hydroelastic pairs at world ``shape_poses`` (S, 7).
 
         ``pairs`` (optional, (K, 2) shape indices) skips the broad phase and collides exactly
-        those pairs; both shapes of each must be hydroelastic with an SDF.
+        those pairs; both shapes of each must be hydroelastic with an SDF. ``triangles``: also
+        return the patch triangles' vertices (``result.triangles``, one row per ``result.patch``
+        contact), for drawing the patch.
         """
         dev = self.device
         cfg = self.config
@@ -285,10 +289,19 @@ class HydroelasticPipeline:
         self._reserve(n_blocks, self.block_corners, self.block_counts, self.block_offsets)
         args = (interface, clamp, self.block_pair.array, self.block_ijk.array, pair_f, pair_i) + sdf + (
             self.block_corners.array, self.block_counts.array, self.block_offsets.array)
-        dev.launch(MARCHING_CUBES, n_blocks, False, *args, self.contact_f.array, self.contact_i.array, 0)
+        dev.launch(MARCHING_CUBES, n_blocks, False, *args, self.contact_f.array, self.contact_i.array,
+                   self._no_triangles, 0)
         n_tri = dev.exclusive_scan(self.block_counts.array, self.block_offsets.array, n_blocks) if n_blocks else 0
         cap = self._reserve(n_tri, self.contact_f, self.contact_i)
-        dev.launch(MARCHING_CUBES, n_blocks, True, *args, self.contact_f.array, self.contact_i.array, cap)
+        if triangles:
+            if self.triangle_f is None:
+                self.triangle_f = _Buffer(dev, "contact_capacity", (TF_COUNT,), np.float32, cfg.contact_capacity,
+                                          self.contact_f.capacity)
+            self.triangle_f.reserve(n_tri)
+            tri_out = self.triangle_f.array
+        else:
+            tri_out = self._no_triangles
+        dev.launch(MARCHING_CUBES, n_blocks, True, *args, self.contact_f.array, self.contact_i.array, tri_out, cap)
         self._note_overflow(overflow, "contact_capacity", cap, n_tri)
         n_tri = min(n_tri, cap)
         counts["triangles"] = n_tri
@@ -326,10 +339,19 @@ class HydroelasticPipeline:
         else:
             contacts = patch = self._download(self.contact_f, self.contact_i, n_tri)
             load_patch = None
+        tri = None
+        if triangles:
+            from .types import PatchTriangles
+
+            t = dev.to_host(self.triangle_f.array[:n_tri]) if n_tri else np.zeros((0, TF_COUNT), np.float32)
+            t = np.array(t, dtype=np.float64)
+            tri = PatchTriangles(vertices=t[:, 0:9].reshape(-1, 3, 3), vertex_depth=t[:, 9:12],
+                                 vertex_pressure=t[:, 12:15])
         timings["download"] = (time.perf_counter() - t0) * 1e3
         self._handle_overflow(overflow)
         return CollisionResult(contacts, pair_host[:, 0].copy(), pair_host[:, 1].copy(), patch=patch,
-                               patch_loader=load_patch, overflow=overflow, timings_ms=timings, counts=counts)
+                               patch_loader=load_patch, overflow=overflow, timings_ms=timings, counts=counts,
+                               triangles=tri)
 
     # ------------------------------------------------------------------------------------------
     def _upload(self, name, host):

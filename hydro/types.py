@@ -96,6 +96,22 @@ class Overflow:
                 f"(now {self.capacity}); {self.required - self.capacity} entries were dropped")
 
 
+@dataclass
+class PatchTriangles:
+    """The patch triangles behind the contacts of :attr:`CollisionResult.patch` (same rows).
+
+    | field | shape | meaning |
+    |---|---|---|
+    | ``vertices`` | (N,3,3) | m, world; wound so the normal points from A toward B |
+    | ``vertex_depth`` | (N,3) | m, φA + φB at each vertex (the contact's depth is their mean) |
+    | ``vertex_pressure`` | (N,3) | Pa, kB·max(0, −φB) at each vertex |
+    """
+
+    vertices: np.ndarray
+    vertex_depth: np.ndarray
+    vertex_pressure: np.ndarray
+
+
 class CollisionResult:
     """Everything one ``collide`` call produced.
 
@@ -108,10 +124,11 @@ class CollisionResult:
     | ``overflow`` | list of :class:`Overflow` (empty when every buffer sufficed) |
     | ``timings_ms`` | stage name → milliseconds |
     | ``counts`` | stage name → items produced (pairs, cells per level, blocks, triangles) |
+    | ``triangles`` | :class:`PatchTriangles` of ``patch`` when asked for (``collide(triangles=True)``) |
     """
 
     def __init__(self, contacts, pair_shape_a, pair_shape_b, *, patch=None, patch_loader=None, overflow=(),
-                 timings_ms=None, counts=None):
+                 timings_ms=None, counts=None, triangles=None):
         self.contacts = contacts
         self.pair_shape_a = pair_shape_a
         self.pair_shape_b = pair_shape_b
@@ -120,6 +137,7 @@ class CollisionResult:
         self.counts = dict(counts or {})
         self._patch = patch
         self._patch_loader = patch_loader
+        self.triangles = triangles
 
     @property
     def patch(self) -> Contacts:

@@ -185,11 +185,9 @@ def test_patch_mesh_has_the_pipelines_triangles(scene, interface):
     for p, (s0, s1) in enumerate(zip(result.pair_shape_a, result.pair_shape_b)):
         contacts = result.patch.select(result.patch.pair == p)
         h = model.sdfs[model.shape_sdf[s1]].voxel_size
-        # the whole range of B's grid the pipeline looks at, and only near the contacts
-        for near in (None, contacts.point):
-            pm = patch_mesh(model, poses, s1, s0, config=cfg, near=near)  # either order: B is chosen
-            assert (pm.shape_a, pm.shape_b) == (s0, s1)
-            _assert_patch_matches_contacts(pm, contacts, h)
+        pm = patch_mesh(model, poses, s1, s0, config=cfg)  # either order: B is chosen
+        assert (pm.shape_a, pm.shape_b) == (s0, s1)
+        _assert_patch_matches_contacts(pm, contacts, h)
 
 
 def test_patch_mesh_of_a_tilted_capsule_and_per_vertex_fields():
@@ -209,8 +207,11 @@ def test_patch_mesh_of_a_tilted_capsule_and_per_vertex_fields():
     assert inside.any()
     mean_p = pm.vertex_pressure[pm.faces].mean(axis=1)
     positive = (pm.vertex_pressure[pm.faces] > 0).all(axis=1) & inside
-    np.testing.assert_allclose(mean_p[positive], pm.face_pressure[positive], rtol=1e-9)
-    np.testing.assert_allclose(pm.vertex_depth[pm.faces].mean(axis=1), pm.face_depth, rtol=1e-9, atol=1e-15)
+    # (vertex and face values are both stored as float32)
+    np.testing.assert_allclose(mean_p[positive], pm.face_pressure[positive], rtol=1e-6)
+    np.testing.assert_allclose(pm.vertex_depth[pm.faces].mean(axis=1), pm.face_depth, rtol=1e-6, atol=1e-9)
+    # neighbouring triangles share their vertices: the patch is one connected surface
+    assert len(pm.vertices) < 0.6 * 3 * len(pm.faces)
     assert kb > 0 and pm.vertex_pressure.max() > 0
     # the patch's net force is the reduced contacts' net force
     f_patch = (pm.face_force[:, None] * pm.face_normal).sum(axis=0)
@@ -225,4 +226,3 @@ def test_patch_mesh_is_empty_apart():
     poses = model.shape_world_poses(state)
     pm = patch_mesh(model, poses, 0, 1)
     assert len(pm) == 0 and pm.vertices.shape == (0, 3)
-    assert len(patch_mesh(model, model.shape_world_poses(), 0, 1, near=np.zeros((0, 3)))) == 0

@@ -1,10 +1,8 @@
 """The interactive view: edits recompute the contact, the panel runs headless, `hydro view` works."""
 
-import importlib.machinery
 import os
 import subprocess
 import sys
-import types
 
 import numpy as np
 import pytest
@@ -88,7 +86,6 @@ def test_panel_runs_a_frame_and_applies_its_actions():
 
 
 def _panel_frames(ps, panel, view):
-    from viz.panel import simulation_available
     from viz.picture import screenshot
 
     ps.frame_tick()
@@ -103,7 +100,6 @@ def _panel_frames(ps, panel, view):
     # the panel occupies the right of the window
     right = image[:, image.shape[1] * 3 // 4:]
     assert background_fraction(right) < 0.5
-    assert simulation_available() is False
     # the gizmo: it starts at the body, and dragging it moves the body
     panel.use_gizmo = True
     ps.frame_tick()
@@ -117,32 +113,37 @@ def _panel_frames(ps, panel, view):
     assert len(view.update().contacts) == 0  # lifted off the box
 
 
-def test_simulation_controls_step_a_simulation_when_one_exists(monkeypatch):
+def test_a_failing_simulation_shows_its_error_in_the_panel(monkeypatch):
+    import hydro.simulation
     from viz.panel import ViewerPanel, simulation_available
 
-    class Simulation:
-        def __init__(self, model):
-            self.state = model.state()
+    class Broken:
+        def __init__(self, *args, **kwargs):
+            raise RuntimeError("boom")
 
-        def step(self):
-            self.state.body_q[:, 2] += 0.01
-
-    module = types.ModuleType("hydro.simulation")
-    module.Simulation = Simulation
-    module.__spec__ = importlib.machinery.ModuleSpec("hydro.simulation", None)
-    monkeypatch.setitem(sys.modules, "hydro.simulation", module)
     assert simulation_available()
+    monkeypatch.setattr(hydro.simulation, "Simulation", Broken)
+    panel = ViewerPanel(_view())
+    panel.running = True
+    panel.step_simulation()
+    assert panel.message == "simulation: RuntimeError: boom" and not panel.running
+
+
+def test_the_panel_steps_the_real_simulation_from_the_pose_on_screen():
+    from viz.panel import ViewerPanel
+
     view = _view()
     panel = ViewerPanel(view)
-    z0 = view.state.body_q[0, 2]
+    start = view.state.body_q[0].copy()
     panel.step_simulation()
+    assert panel.message == "" and panel.simulation is not None
+    assert not np.allclose(view.state.body_q[0], start)  # it moved (it settles under gravity)
+    first = panel.simulation
+    # an edit (moving the body up 5 cm) restarts the simulation from the edited scene
+    panel.move_body(0, start[:3] + (0, 0, 0.05), (0.0, 0.0, 0.0))
     panel.step_simulation()
-    assert view.state.body_q[0, 2] == pytest.approx(z0 + 0.02) and panel.message == ""
-    assert len(view.update().contacts) == 0  # lifted by the steps
-    module.Simulation = None
-    panel.simulation = None
-    panel.step_simulation()
-    assert panel.message.startswith("simulation:")
+    assert panel.simulation is not first
+    assert view.state.body_q[0, 2] == pytest.approx(start[2] + 0.05, abs=0.01)  # falling from there
 
 
 def _hydro(*args, env=None):

@@ -7,10 +7,10 @@ range, arrows), **SDF slice** (a shape's φ on a plane with contours, iso-surfac
 bricks), **Numbers** (per pair force, torque, area, contacts, centre of pressure; per-stage
 times), and **Simulation**.
 
-The Simulation section appears only when ``hydro.simulation`` can be imported. Its Step and
-Run buttons call :meth:`ViewerPanel.step_simulation`, which makes ``hydro.simulation.Simulation(model)``
-once, calls its ``step()`` and shows its ``state``; that is the one place to adapt when the
-simulator lands.
+The Simulation section's Step and Run buttons call :meth:`ViewerPanel.step_simulation`: a
+``hydro.Simulation`` of the view's model (with the view's stiffnesses, SDFs and contact
+options) starts from the poses on screen and steps; any edit in the panel (a body moved, a
+stiffness, a resolution, a contact option) starts a new one from the edited scene.
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ class ViewerPanel:
         self.message = ""
         self.running = False
         self.simulation = None
+        self._edits = 0  # counts panel edits; a simulation restarts from the scene after one
+        self._simulated_edits = -1
         self.dirty = True
 
     # -- actions the widgets call (also used by tests) --------------------------------------
@@ -88,6 +90,7 @@ class ViewerPanel:
         q = quat_mul(euler_quat(*euler_deg), q0)
         self.view.set_body_pose(body, np.concatenate([np.asarray(position, dtype=float), q]))
         self.offsets[body] = (np.asarray(position, dtype=float), np.asarray(euler_deg, dtype=float))
+        self._edits += 1
         self.dirty = True
 
     def body_controls(self, body: int):
@@ -100,8 +103,12 @@ class ViewerPanel:
         try:
             import hydro.simulation as sim_module
 
-            if self.simulation is None:
-                self.simulation = sim_module.Simulation(self.view.model)
+            if self.simulation is None or self._simulated_edits != self._edits:
+                self.simulation = sim_module.Simulation(self.view.model, config=self.view.config,
+                                                        device=self.view.device)
+                self.simulation.state.body_q[:] = self.view.state.body_q
+                self.simulation.state.body_qd[:] = self.view.state.body_qd
+                self._simulated_edits = self._edits
             self.simulation.step()
             body_q = np.asarray(self.simulation.state.body_q, dtype=float)
             self.view.state.body_q = body_q.copy()
@@ -212,6 +219,7 @@ class ViewerPanel:
             self.stiffness_text[s] = text
             if c:
                 try:
+                    self._edits += 1
                     view.set_stiffness(s, float(text))
                     self.dirty = True
                 except ValueError as exc:
@@ -224,6 +232,7 @@ class ViewerPanel:
             self.resolution[s] = res
             psim.SameLine()
             if psim.Button("rebuild"):
+                self._edits += 1
                 shared = view.set_resolution(s, res)
                 self.message = f"rebuilt the SDF of {len(shared)} shape(s) at {res}"
                 self.dirty = True
@@ -245,14 +254,17 @@ class ViewerPanel:
         i = INTERFACES.index(view.config.interface)
         c, i = psim.Combo("interface", i, list(INTERFACES))
         if c:
+            self._edits += 1
             view.set_config(interface=INTERFACES[i])
             self.dirty = True
         c, v = psim.Checkbox("reduce contacts", view.config.reduce_contacts)
         if c:
+            self._edits += 1
             view.set_config(reduce_contacts=v)
             self.dirty = True
         c, v = psim.SliderFloat("MC edge clamp", view.config.mc_edge_clamp_min, 0.0, 0.49)
         if c:
+            self._edits += 1
             view.set_config(mc_edge_clamp_min=float(v))
             self.dirty = True
         k = COLOR_BY.index(cs.color_by)

@@ -166,9 +166,9 @@ class SceneView:
         if self.pipeline is None:
             self.pipeline = HydroelasticPipeline(self.model, self.config, device=self.device)
         poses = self.shape_poses()
-        result = self.pipeline.collide(poses)
+        result = self.pipeline.collide(poses, triangles=True)
         t0 = time.perf_counter()
-        self.patches = patch_meshes(self.model, poses, result, config=self.config)
+        self.patches = patch_meshes(self.model, poses, result)
         self.patch_ms = (time.perf_counter() - t0) * 1e3
         self.result = result
         return result
