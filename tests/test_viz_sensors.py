@@ -168,3 +168,33 @@ def test_contact_points_are_drawn_in_their_colour():
     shown, hidden = _marker_pixels(view, p[0])
     assert shown > 10 and hidden == 0
     assert isinstance(sensor_arrays(SensorArrays.empty()), SensorArrays)
+
+
+def test_real_contact_sensor_marks_only_bodies_in_contact():
+    # hydro.Simulation with two boxes: one resting on the ground, one held high by a kinematic
+    # script; the sensor's debug view marks the first only
+    from hydro.geometry import Box
+    from hydro.model import ModelBuilder
+    from hydro.sdf import SDFSettings
+    from hydro.sensors import ContactSensorCfg
+    from hydro.simulation import Simulation
+    from viz.sensors import sensor_arrays
+
+    b = ModelBuilder()
+    b.add_shape("/World/Ground", Box((1.0, 1.0, 0.2)), local_pose=(0, 0, -0.1, 0, 0, 0, 1), hydroelastic=True,
+                stiffness=1e7, sdf=SDFSettings(max_resolution=32))
+    for name, z in (("Resting", 0.049), ("Lifted", 0.3)):
+        body = b.add_body(f"/World/{name}", (0.2 if name == "Lifted" else -0.2, 0, z, 0, 0, 0, 1),
+                          kinematic=name == "Lifted")
+        b.add_shape(f"/World/{name}/Collider", Box((0.1, 0.1, 0.1)), body=body, hydroelastic=True, stiffness=1e7,
+                    sdf=SDFSettings(max_resolution=32))
+    sim = Simulation(b.finalize(), dt=1.0 / 120.0)
+    sensor = sim.add_sensor(ContactSensorCfg(prim_path="/World/(Resting|Lifted)", debug_vis=True))
+    for _ in range(3):
+        sim.step()
+    arrays = sensor_arrays(sensor)
+    names = [sim.model.body_path[i] for i in range(sim.model.body_count)]
+    resting = names.index("/World/Resting")
+    assert arrays.in_contact.tolist() == [i == resting for i in range(2)]
+    np.testing.assert_allclose(arrays.body_position[1 - resting], [0.2, 0, 0.3], atol=1e-9)
+    assert arrays.net_force[resting, 2] > 0

@@ -105,6 +105,18 @@ def contact_sensor_arrays(sensor, *, body_positions=None) -> SensorArrays:
     if cfg is not None and not bool(getattr(cfg, "debug_vis", True)):
         return SensorArrays.empty()
     data = sensor.data
+    markers = getattr(sensor, "debug_markers", None)
+    if callable(markers):  # hydro.sensors.ContactSensor says where its bodies are and which touch
+        m = markers()
+        pos = to_numpy(m["position"])
+        E, S = pos.shape[:2]
+        filtered = to_numpy(getattr(data, "force_matrix_w", None))
+        cop = to_numpy(getattr(data, "contact_pos_w", None))
+        return SensorArrays(body_position=pos.reshape(E * S, 3),
+                            in_contact=to_numpy(m["in_contact"], bool).reshape(E * S),
+                            net_force=to_numpy(m["force"]).reshape(E * S, 3),
+                            filtered_force=None if filtered is None else filtered.reshape(E * S, -1, 3),
+                            center_of_pressure=None if cop is None else cop.reshape(E * S, -1, 3))
     net = to_numpy(data.net_forces_w)
     if net.ndim == 2:
         net = net[None]
