@@ -236,3 +236,44 @@ def test_sweep_on_a_local_dask_cluster_equals_the_local_run():
             with_client = run_sweep(SWEEP, scheduler=client)
     _same(local, on_dask)
     _same(local, with_client)
+
+
+# ---------------------------------------------------------------------------------------------
+# the GPU script (its CPU-only parts)
+
+
+def _gpu_check():
+    spec = importlib.util.spec_from_file_location(
+        "gpu_check", os.path.join(os.path.dirname(__file__), "..", "scripts", "gpu_check.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_check_exits_cleanly_without_a_gpu(capsys):
+    from numba import cuda
+
+    if cuda.is_available():
+        pytest.skip("a GPU is present: the script would run the real check")
+    assert _gpu_check().main([]) == 0
+    assert "no CUDA GPU" in capsys.readouterr().out
+
+
+def test_gpu_check_compares_contact_tables():
+    g = _gpu_check()
+    scenes = {k: v for k, v in g.parity_scenes().items() if k == "two spheres"}
+    assert g.parity("cpu", "cpu", scenes=scenes)
+    model = scenes["two spheres"]
+    from hydro.config import HydroelasticConfig
+    from hydro.pipeline import HydroelasticPipeline
+
+    c = HydroelasticPipeline(model, HydroelasticConfig(reduce_contacts=False)).collide(
+        model.shape_world_poses(model.state())).contacts
+    assert g.compare_tables(c, c) == []
+    shuffled = c.select(np.random.default_rng(3).permutation(len(c)))
+    assert g.compare_tables(c, shuffled) == []  # order alone is not a mismatch
+    moved = c.select(np.arange(len(c)))
+    moved.force = moved.force.copy()
+    moved.force[5] *= 1.01
+    assert any("force" in p for p in g.compare_tables(c, moved))
+    assert g.compare_tables(c, c.select(np.arange(len(c) - 1))) == [f"row counts differ: {len(c)} vs {len(c) - 1}"]
