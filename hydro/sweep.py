@@ -237,6 +237,8 @@ def measure(setting: Setting) -> dict:
                                        if fnorm > 0 else math.nan)
         # resistance to tilting: Σ c·r⊥² about the centre of pressure, reduced vs the whole patch
         out["tilt_stiffness_error"] = float(_tilt_stiffness(red, cop) / _tilt_stiffness(patch, cop) - 1)
+    else:
+        out["reduced_force_error"] = out["reduced_torque_error"] = out["tilt_stiffness_error"] = math.nan
     out["time_ms"] = elapsed
     return out
 
@@ -276,10 +278,12 @@ def run_sweep(settings, fn=measure, *, workers: int | None = None, scheduler=Non
     ``scheduler``: a Dask scheduler address (``"tcp://host:8786"``), a ``distributed.Client`` or
     anything with a ``scheduler_address`` (a ``LocalCluster``); None runs ``workers`` local
     processes (default: the CPU count; 1: in this process). ``fn`` must be importable by the
-    workers (a module-level function). ``threads_per_task``: Numba threads inside each task
-    (None leaves Numba's default).
+    workers (a module-level function). ``threads_per_task``: Numba threads inside each worker
+    process (None leaves Numba's default; a run in this process keeps this process's setting).
     """
     settings = list(settings)
+    # worker processes run with ``threads_per_task`` Numba threads; in this process the thread
+    # count is left as it is
     task = functools.partial(_with_threads, fn, threads_per_task)
     if scheduler is not None:
         try:
@@ -293,7 +297,7 @@ def run_sweep(settings, fn=measure, *, workers: int | None = None, scheduler=Non
             return _run(client.get_executor(), task, settings)
     workers = workers or multiprocessing.cpu_count()
     if workers == 1 or len(settings) <= 1:
-        return _run(_InProcess(), task, settings)
+        return _run(_InProcess(), fn, settings)
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         return _run(pool, task, settings)
 

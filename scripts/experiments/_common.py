@@ -28,9 +28,9 @@ def parse_args(doc: str, argv=None, extra=None):
 
 
 def write_csv(rows, path) -> str:
-    """Rows (dicts with the same keys) to ``path``; returns the path."""
+    """Rows (dicts; the columns are the union of their keys, in first-seen order) to ``path``."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    keys = list(rows[0]) if rows else []
+    keys = list(dict.fromkeys(k for r in rows for k in r))
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
