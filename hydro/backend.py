@@ -261,6 +261,7 @@ class Device:
             raise ValueError(f"threads_per_block must be positive, got {threads_per_block}")
         self.name = name
         self.threads_per_block = int(threads_per_block)
+        self._scratch_arrays = {}
 
     def __repr__(self) -> str:
         return f"Device({self.name!r})"
@@ -270,6 +271,14 @@ class Device:
         return self.name == "cuda"
 
     # -- arrays -------------------------------------------------------------------------------
+    def scratch(self, name, size, dtype):
+        """A reusable 1-D work array of at least ``size`` entries (kept between calls)."""
+        arr = self._scratch_arrays.get(name)
+        if arr is None or len(arr) < size or arr.dtype != np.dtype(dtype):
+            arr = self.empty(max(int(size), 1), dtype)
+            self._scratch_arrays[name] = arr
+        return arr
+
     def empty(self, shape, dtype):
         if self.is_cuda:
             return cuda.device_array(shape, dtype=dtype)
@@ -292,7 +301,7 @@ class Device:
         return arr
 
     def copy_into(self, dst, host):
-        """Copy host values into the first ``len(host)`` entries of ``dst``."""
+        """Copy host values into the first ``len(host)`` entries of ``dst`` (same trailing shape)."""
         host = np.ascontiguousarray(host, dtype=dst.dtype)
         if self.is_cuda:
             dst[: len(host)].copy_to_device(host)
@@ -334,27 +343,28 @@ class Device:
         else:
             chunk = max(4096, (count + 7) // 8)
             nchunks = max(1, (count + chunk - 1) // chunk)
-            sums = np.empty(nchunks, dtype=np.int64)
+            sums = self.scratch("scan.sums", nchunks, np.int64)
             _scan_chunk_sums_cpu(nchunks, values, count, chunk, sums)
-            offsets = np.zeros(nchunks, dtype=np.int64)
-            np.cumsum(sums[:-1], out=offsets[1:])
+            offsets = self.scratch("scan.offsets", nchunks, np.int64)
+            offsets[0] = 0
+            np.cumsum(sums[: nchunks - 1], out=offsets[1:nchunks])
             _scan_chunk_write_cpu(nchunks, values, count, chunk, offsets, out)
         return int(self.read_scalar(out, count))
 
-    def _scan_cuda(self, values, out, count: int):
+    def _scan_cuda(self, values, out, count: int, level: int = 0):
         if count == 0:
             out[0:1].copy_to_device(np.zeros(1, dtype=out.dtype))
             return
         nblocks = (count + _SCAN_TPB - 1) // _SCAN_TPB
-        block_sums = cuda.device_array(nblocks, dtype=np.int64)
+        block_sums = self.scratch(f"scan.block_sums.{level}", nblocks, np.int64)
         if _recorded is not None:
             _recorded.setdefault("exclusive_scan.block", tuple(numba.typeof(a) for a in (count, values, out, block_sums)))
         _scan_block_cuda[nblocks, _SCAN_TPB](count, values, out, block_sums)
+        block_offsets = self.scratch(f"scan.block_offsets.{level}", nblocks + 1, np.int64)
         if nblocks == 1:
-            block_offsets = cuda.to_device(np.zeros(1, dtype=np.int64))
+            block_offsets[0:1].copy_to_device(np.zeros(1, dtype=np.int64))
         else:
-            block_offsets = cuda.device_array(nblocks + 1, dtype=np.int64)
-            self._scan_cuda(block_sums, block_offsets, nblocks)
+            self._scan_cuda(block_sums, block_offsets, nblocks, level + 1)
         tpb = self.threads_per_block
         _scan_add_cuda[(count + tpb - 1) // tpb, tpb](count, out, block_offsets, values)
 

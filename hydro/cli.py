@@ -137,6 +137,25 @@ def _cmd_validate(args) -> int:
     return cli_validate(args.scene)
 
 
+def _cmd_view(args) -> int:
+    from viz.cli import run  # the viewer lives in viz/, the only package that imports Polyscope
+
+    return run(args)
+
+
+def _cmd_run(args) -> int:
+    from .run import run_scene
+
+    run_scene(args.scene, steps=args.steps, dt=args.dt, num_envs=args.num_envs, out_dir=args.out, device=args.device)
+    return 0
+
+
+def _cmd_example(args) -> int:
+    from .examples import run_example
+
+    return run_example(args.name, **({"steps": args.steps} if args.steps else {}))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hydro", description="SDF-based hydroelastic contact with visual debugging.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -161,6 +180,28 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", help="write the contact table to this .npz file")
     c.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     c.set_defaults(func=_cmd_collide)
+
+    w = sub.add_parser("view", help="open the Polyscope viewer; with --screenshot render headless (EGL) and exit")
+    from viz.cli import add_arguments  # argument definitions only; Polyscope loads when the command runs
+
+    add_arguments(w)
+    w.set_defaults(func=_cmd_view)
+
+    r = sub.add_parser("run", help="step a scene with the built-in solver; write trajectories, sensor data and a plot")
+    r.add_argument("scene", help="a .usda/.usd/.usdc file")
+    r.add_argument("--steps", type=int, required=True, help="physics steps to run")
+    r.add_argument("--dt", type=float, default=1.0 / 60.0, help="physics step in s (default 1/60)")
+    r.add_argument("--num-envs", type=int, default=1, help="replicate the scene's env_0 (or the whole scene) E times")
+    r.add_argument("--out", help="output folder (default out/<scene name>)")
+    r.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    r.set_defaults(func=_cmd_run)
+
+    from .examples import EXAMPLES
+
+    e = sub.add_parser("example", help="run a commented example from hydro/examples")
+    e.add_argument("name", choices=sorted(EXAMPLES), help="; ".join(f"{k}: {v[1]}" for k, v in EXAMPLES.items()))
+    e.add_argument("--steps", type=int, default=None, help="physics steps (default: the example's own)")
+    e.set_defaults(func=_cmd_example)
 
     v = sub.add_parser("validate", help="check a USD scene against the schema rules (exit 1 on any error)")
     v.add_argument("scene", help="a .usda/.usd/.usdc file")

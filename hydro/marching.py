@@ -27,7 +27,7 @@ from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
                          PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B, b_dir_to_world, b_to_a, b_to_world)
 from .refine import interface_value
-from .sdf import F_ORIGIN, sdf_grid_phi, sdf_phi
+from .sdf import F_ORIGIN, sdf_grid_brick, sdf_grid_brick_value, sdf_phi_reuse
 
 
 BLOCK_POINTS = 27  # grid points of a 2×2×2-voxel block
@@ -70,7 +70,11 @@ def _edge_vertex(b, q, e, corners, clamp):
 
 @device_fn
 def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8, corners):
-    """Store eA, eB and f at the block's 27 points; return how many have f < 0."""
+    """Store eA, eB and f at the block's 27 points; return how many have f < 0.
+
+    The 27 points lie in one of B's bricks (blocks start at even samples, bricks hold 9³), and
+    runs of them often fall in one cell of A's coarser grid: both lookups are made once.
+    """
     sa = pair_i[p, PI_SDF_A]
     sb = pair_i[p, PI_SDF_B]
     h = pair_f[p, PF_VOXEL_B]
@@ -80,18 +84,28 @@ def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slot
     kb = pair_f[p, PF_KB]
     kna = pair_f[p, PF_KNA]
     knb = pair_f[p, PF_KNB]
+    bslot, lx, ly, lz, b0, b1, b2, b3, b4, b5, b6, b7 = sdf_grid_brick(sb, i, j, k, sdf_pf, sdf_pi, slots, coarse,
+                                                                      a32, a16, a8)
+    key_slot = -2
+    key_x = 0
+    key_y = 0
+    key_z = 0
+    v0 = v1 = v2 = v3 = v4 = v5 = v6 = v7 = 0.0
     n_neg = 0
     for g in range(BLOCK_POINTS):
-        ix = i + g % 3
-        iy = j + (g // 3) % 3
-        iz = k + g // 9
-        eb = sdf_grid_phi(sb, ix, iy, iz, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8) - mb
-        x = sdf_pf[sb, F_ORIGIN] + ix * h
-        y = sdf_pf[sb, F_ORIGIN + 1] + iy * h
-        z = sdf_pf[sb, F_ORIGIN + 2] + iz * h
+        dx = g % 3
+        dy = (g // 3) % 3
+        dz = g // 9
+        eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, b0, b1, b2, b3, b4, b5, b6, b7, sdf_pf,
+                                  sdf_pi, a32, a16, a8) - mb
+        x = sdf_pf[sb, F_ORIGIN] + (i + dx) * h
+        y = sdf_pf[sb, F_ORIGIN + 1] + (j + dy) * h
+        z = sdf_pf[sb, F_ORIGIN + 2] + (k + dz) * h
         ax, ay, az = b_to_a(pair_f, p, x, y, z)
-        ea = sdf_phi(sa, ax, ay, az, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8) - ma
-        ea32 = float(np.float32(ea))
+        phi_a, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7 = sdf_phi_reuse(
+            sa, ax, ay, az, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8, key_slot, key_x, key_y, key_z,
+            v0, v1, v2, v3, v4, v5, v6, v7)
+        ea32 = float(np.float32(phi_a - ma))
         eb32 = float(np.float32(eb))
         f = interface_value(ea32, eb32, ka, kb, kna, knb, interface)
         corners[b, g] = ea32

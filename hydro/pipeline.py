@@ -139,7 +139,7 @@ class HydroelasticPipeline:
              _Buffer(dev, "cell_capacity", (3,), np.int32, cfg.cell_capacity, cell0))
             for _ in range(2)
         ]
-        block0 = max(4096, 16 * fine)
+        block0 = max(4096, fine)  # a first estimate: automatic buffers grow on the first call
         self.block_pair = _Buffer(dev, "block_capacity", (), np.int32, cfg.block_capacity, block0)
         self.block_ijk = _Buffer(dev, "block_capacity", (3,), np.int32, cfg.block_capacity, block0)
         self.block_corners = _Buffer(dev, "block_capacity", (3 * BLOCK_POINTS,), np.float32, cfg.block_capacity,
@@ -158,6 +158,7 @@ class HydroelasticPipeline:
         self.reduced_i = _Buffer(dev, "reduced_contact_capacity", (CI_COUNT,), np.int32,
                                  cfg.reduced_contact_capacity, red0)
         self.calls = 0
+        self._uploads = {}
         self.bp_counts = dev.empty(len(self.hydro_shapes) + 1, np.int64)
         self.bp_offsets = dev.empty(len(self.hydro_shapes) + 1, np.int64)
 
@@ -195,15 +196,15 @@ class HydroelasticPipeline:
         # -- stage 1: broad phase ------------------------------------------------------------
         t0 = time.perf_counter()
         aabb, rot, center, half = shape_boxes(poses, self.box_lo, self.box_hi, self.shape_pad)
-        d_rot = dev.asarray(rot)
-        d_pos = dev.asarray(poses[:, :3])
+        d_rot = self._upload("rot", rot)
+        d_pos = self._upload("pos", poses[:, :3])
         if pairs is None:
             order, axis = sweep_order(aabb, self.hydro_shapes)
             n_sorted = len(order)
-            d_order = dev.asarray(order)
-            d_aabb = dev.asarray(aabb)
-            d_center = dev.asarray(center)
-            d_half = dev.asarray(half)
+            d_order = self._upload("order", order)
+            d_aabb = self._upload("aabb", aabb)
+            d_center = self._upload("center", center)
+            d_half = self._upload("half", half)
             args = (d_order, axis, d_aabb, self.d_shape_env, self.d_shape_body, d_rot, d_center, d_half)
             dev.launch(SWEEP, n_sorted, False, *args, self.bp_counts, self.bp_offsets, self.pair_a.array,
                        self.pair_b.array, 0)
@@ -331,6 +332,17 @@ class HydroelasticPipeline:
                                patch_loader=load_patch, overflow=overflow, timings_ms=timings, counts=counts)
 
     # ------------------------------------------------------------------------------------------
+    def _upload(self, name, host):
+        """Copy per-call host data into a device buffer kept for it (allocated on first use)."""
+        host = np.ascontiguousarray(host)
+        buf = self._uploads.get(name)
+        if buf is None or buf.shape != host.shape or buf.dtype != host.dtype:
+            buf = self.device.empty(host.shape, host.dtype)
+            self._uploads[name] = buf
+        if host.size:
+            self.device.copy_into(buf, host)
+        return buf
+
     def _download(self, buf_f, buf_i, n) -> Contacts:
         from .reduction import contacts_from_buffers
 

@@ -242,21 +242,74 @@ def _locate(s, x, y, z, pf, pi, slots):
 
 
 @device_fn
-def sdf_phi(s, x, y, z, pf, pi, slots, coarse, a32, a16, a8):
-    """φ of packed shape ``s`` at local point (x, y, z)."""
-    ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, pf, pi, slots)
-    v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(
-        s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8, slot)
+def _trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz):
     a = v000 + (v100 - v000) * tx
     b = v010 + (v110 - v010) * tx
     c = v001 + (v101 - v001) * tx
     d = v011 + (v111 - v011) * tx
     e = a + (b - a) * ty
     f = c + (d - c) * ty
-    phi = e + (f - e) * tz
+    return e + (f - e) * tz
+
+
+@device_fn
+def sdf_phi(s, x, y, z, pf, pi, slots, coarse, a32, a16, a8):
+    """φ of packed shape ``s`` at local point (x, y, z)."""
+    ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, pf, pi, slots)
+    v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(
+        s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8, slot)
+    phi = _trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz)
     if ox != 0.0 or oy != 0.0 or oz != 0.0:
         phi += math.sqrt(ox * ox + oy * oy + oz * oz)
     return phi
+
+
+@device_fn
+def sdf_phi_reuse(s, x, y, z, pf, pi, slots, coarse, a32, a16, a8, key_slot, key_x, key_y, key_z,
+                  v000, v100, v010, v110, v001, v101, v011, v111):
+    """:func:`sdf_phi` for a run of nearby points: the corner values of the previous point's cell
+    (and its key: slot, cell indices) are passed in and reused when the cell is the same.
+
+    Returns (phi, slot, ix, iy, iz, v000, …, v111) to pass on to the next call; start with
+    ``key_slot = -2``.
+    """
+    ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, pf, pi, slots)
+    if slot != key_slot or ix != key_x or iy != key_y or iz != key_z:
+        v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(
+            s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8, slot)
+    phi = _trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz)
+    if ox != 0.0 or oy != 0.0 or oz != 0.0:
+        phi += math.sqrt(ox * ox + oy * oy + oz * oz)
+    return phi, slot, ix, iy, iz, v000, v100, v010, v110, v001, v101, v011, v111
+
+
+@device_fn
+def sdf_grid_brick(s, i, j, k, pf, pi, slots, coarse, a32, a16, a8):
+    """The brick holding grid sample (i, j, k) and what reading its samples needs:
+    (slot, lx, ly, lz, c000, …, c111) with (lx, ly, lz) the sample within the brick (0..8) and,
+    for a coarse brick (slot −1), its 8 coarse corners (zeros for a fine one)."""
+    nbx = pi[s, I_BRICKS]
+    nby = pi[s, I_BRICKS + 1]
+    nbz = pi[s, I_BRICKS + 2]
+    bx = min(i >> 3, nbx - 1)
+    by = min(j >> 3, nby - 1)
+    bz = min(k >> 3, nbz - 1)
+    slot = slots[pi[s, I_SLOT_OFFSET] + (bz * nby + by) * nbx + bx]
+    if slot >= 0:
+        return slot, i - 8 * bx, j - 8 * by, k - 8 * bz, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    c000, c100, c010, c110, c001, c101, c011, c111 = _cell_corners(
+        s, bx, by, bz, pf, pi, slots, coarse, a32, a16, a8, -1)
+    return slot, i - 8 * bx, j - 8 * by, k - 8 * bz, c000, c100, c010, c110, c001, c101, c011, c111
+
+
+@device_fn
+def sdf_grid_brick_value(s, slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111, pf, pi, a32, a16,
+                         a8):
+    """φ at sample (lx, ly, lz) (0..8) of the brick described by :func:`sdf_grid_brick`."""
+    if slot >= 0:
+        idx = pi[s, I_ATLAS_OFFSET] + slot * 729 + (lz * 9 + ly) * 9 + lx
+        return _fine_value(pi[s, I_FORMAT], idx, pf[s, F_SCALE], pf[s, F_OFFSET], a32, a16, a8)
+    return _trilerp(c000, c100, c010, c110, c001, c101, c011, c111, lx * 0.125, ly * 0.125, lz * 0.125)
 
 
 @device_fn
@@ -271,7 +324,7 @@ def sdf_phi_grad(s, x, y, z, pf, pi, slots, coarse, a32, a16, a8):
     d = v011 + (v111 - v011) * tx
     e = a + (b - a) * ty
     f = c + (d - c) * ty
-    phi = e + (f - e) * tz
+    phi = e + (f - e) * tz  # the trilinear blend, kept open: its partial sums give the gradient
     inv_len = pf[s, F_INV_VOXEL] / cell
     # derivatives of the trilinear interpolant
     dx0 = (v100 - v000) + ((v110 - v010) - (v100 - v000)) * ty
@@ -298,31 +351,10 @@ def sdf_phi_grad(s, x, y, z, pf, pi, slots, coarse, a32, a16, a8):
 @device_fn
 def sdf_grid_phi(s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8):
     """φ of packed shape ``s`` at its grid sample (ix, iy, iz), 0 <= i <= n."""
-    nbx = pi[s, I_BRICKS]
-    nby = pi[s, I_BRICKS + 1]
-    nbz = pi[s, I_BRICKS + 2]
-    bx = min(ix >> 3, nbx - 1)
-    by = min(iy >> 3, nby - 1)
-    bz = min(iz >> 3, nbz - 1)
-    lx = ix - 8 * bx
-    ly = iy - 8 * by
-    lz = iz - 8 * bz
-    slot = slots[pi[s, I_SLOT_OFFSET] + (bz * nby + by) * nbx + bx]
-    if slot >= 0:
-        idx = pi[s, I_ATLAS_OFFSET] + slot * 729 + (lz * 9 + ly) * 9 + lx
-        return _fine_value(pi[s, I_FORMAT], idx, pf[s, F_SCALE], pf[s, F_OFFSET], a32, a16, a8)
-    v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(
-        s, bx, by, bz, pf, pi, slots, coarse, a32, a16, a8, -1)
-    tx = lx * 0.125
-    ty = ly * 0.125
-    tz = lz * 0.125
-    a = v000 + (v100 - v000) * tx
-    b = v010 + (v110 - v010) * tx
-    c = v001 + (v101 - v001) * tx
-    d = v011 + (v111 - v011) * tx
-    e = a + (b - a) * ty
-    f = c + (d - c) * ty
-    return e + (f - e) * tz
+    slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111 = sdf_grid_brick(
+        s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8)
+    return sdf_grid_brick_value(s, slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111, pf, pi, a32,
+                                a16, a8)
 
 
 @device_fn

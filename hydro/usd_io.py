@@ -59,7 +59,7 @@ from .model import DEFAULT_ENV_SPACING, DEFAULT_FRICTION, DEFAULT_STIFFNESS, ENV
 from .sdf import SDFSettings
 from .transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate, quat_to_matrix
 
-__all__ = ["load_usd", "save_usd", "validate_usd", "read_records", "SceneWarning"]
+__all__ = ["load_usd", "save_usd", "validate_usd", "read_records", "read_gravity", "SceneWarning"]
 
 
 class SceneWarning(UserWarning):
@@ -546,6 +546,37 @@ def load_usd(path, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACIN
     for env, origin in scene.env_origins.items():
         builder.set_env_origin(env, origin)
     return builder.finalize(num_envs=num_envs, env_spacing=env_spacing, build_sdfs=build_sdfs)
+
+
+#: m/s², the gravity of a stage without a ``PhysicsScene`` (and USD's "earth gravity").
+EARTH_GRAVITY = 9.81
+
+
+def read_gravity(path) -> np.ndarray:
+    """(3,) m/s², the gravity of the stage's first ``PhysicsScene`` in hydro's Z-up world.
+
+    USD's rules: ``physics:gravityDirection`` (0, 0, 0) (the default) means "down the stage's
+    up axis", ``physics:gravityMagnitude`` −inf (the default) means earth gravity, 9.81 m/s²;
+    an authored magnitude is in stage units per s² (multiplied by ``metersPerUnit``). A stage
+    without a ``PhysicsScene`` gets (0, 0, −9.81).
+    """
+    stage = path if isinstance(path, Usd.Stage) else _open(path)
+    frame = _Frame(stage)
+    for prim in stage.Traverse():
+        if not prim.IsA(UsdPhysics.Scene):
+            continue
+        scene = UsdPhysics.Scene(prim)
+        d = scene.GetGravityDirectionAttr().Get()
+        mag = scene.GetGravityMagnitudeAttr().Get()
+        direction = np.zeros(3) if d is None else frame.rot @ np.array([float(v) for v in d])
+        norm = float(np.linalg.norm(direction))
+        direction = np.array([0.0, 0.0, -1.0]) if norm == 0.0 else direction / norm
+        if mag is None or not math.isfinite(float(mag)) or float(mag) < 0.0:
+            magnitude = EARTH_GRAVITY
+        else:
+            magnitude = _shortest(float(mag)) * frame.mpu
+        return magnitude * direction
+    return np.array([0.0, 0.0, -EARTH_GRAVITY])
 
 
 # ================================================================================================

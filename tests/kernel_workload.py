@@ -20,3 +20,8 @@ def exercise_all_kernels(device):
     m = shapes([Box((0.3, 0.3, 0.1)), Sphere(0.05)], resolution=16)
     poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045))])
     HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=True), device=device).collide(poses)
+
+    from hydro.contact_data import launch_contact_data
+    from test_contact_data import random_case
+
+    launch_contact_data(device, **random_case(0, n=40), max_contact_data_count=3, points_in_world_space=False)

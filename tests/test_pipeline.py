@@ -340,3 +340,25 @@ def test_shapes_of_one_body_or_other_envs_never_pair():
     poses = np.array([pose((0, 0, 0)), pose((0, 0, 0.19)), pose((0, 0, 0.1))])
     res = HydroelasticPipeline(m, NO_REDUCE).collide(poses)
     assert len(res.pair_shape_a) == 0
+
+
+def test_the_workspace_is_reused_across_calls():
+    from hydro.pipeline import _Buffer
+
+    m, poses = sphere_on_box(0.01)
+    pipe = HydroelasticPipeline(m, HydroelasticConfig())
+    pipe.collide(poses)
+
+    def buffers():
+        ids = {name: id(b.array) for name, b in vars(pipe).items() if isinstance(b, _Buffer)}
+        ids.update({f"upload.{k}": id(v) for k, v in pipe._uploads.items()})
+        ids.update({f"scratch.{k}": id(v) for k, v in pipe.device._scratch_arrays.items()})
+        ids["reduction.groups"] = id(pipe.reduction.groups)
+        return ids
+
+    first = buffers()
+    for dz in np.linspace(0, 0.004, 5):  # the patch changes a little from call to call
+        moved = poses.copy()
+        moved[1, 2] -= dz
+        pipe.collide(moved)
+    assert buffers() == first

@@ -1,0 +1,76 @@
+"""``hydro run`` and ``hydro example contact-sensor``, run as users run them."""
+
+import os
+import re
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+
+
+def hydro(*args):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "hydro", *args], capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+def read_png(path):
+    """(H, W, 3) pixels of an 8-bit RGB PNG without filters (what hydro writes)."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, size = 8, b"", None
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        assert zlib.crc32(kind + body) & 0xFFFFFFFF == int.from_bytes(data[pos + 8 + n:pos + 12 + n], "big")
+        if kind == b"IHDR":
+            size = (int.from_bytes(body[4:8], "big"), int.from_bytes(body[:4], "big"))
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(size[0], 1 + 3 * size[1])
+    assert np.all(raw[:, 0] == 0)
+    return raw[:, 1:].reshape(size[0], size[1], 3)
+
+
+def test_run_writes_trajectories_sensor_data_and_a_plot(tmp_path):
+    proc = hydro("run", "scenes/cube_on_box.usda", "--steps", "12", "--dt", "0.02", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "12/12 steps" in proc.stderr  # the progress bar
+    traj = np.load(tmp_path / "trajectories.npz")
+    assert traj["body_q"].shape == (12, 1, 7) and traj["body_qd"].shape == (12, 1, 6)
+    np.testing.assert_allclose(traj["time"], 0.02 * np.arange(1, 13), rtol=1e-12)
+    assert list(traj["body_path"]) == ["/World/Cube"]
+    sensors = np.load(tmp_path / "sensors.npz")
+    assert list(sensors["sensor_names"]) == ["Cube"] and sensors["net_forces_w"].shape == (12, 1, 1, 3)
+    # the cube is authored near its resting depth: the sensor reads about its weight
+    assert abs(sensors["net_forces_w"][-1, 0, 0, 2] - 9.81) < 0.5
+    np.testing.assert_array_equal(sensors["net_forces_w"],
+                                  sensors["net_normal_forces_w"] + sensors["net_friction_forces_w"])
+    img = read_png(tmp_path / "forces.png")
+    assert img.shape == (500, 900, 3)
+    assert np.any(np.all(img == (31, 119, 180), axis=-1))  # the first series' colour is drawn
+    assert "sensor       Cube" in proc.stdout
+
+
+def test_run_replicates_envs_and_errors_are_one_line(tmp_path):
+    proc = hydro("run", "scenes/boxes_envs.usda", "--steps", "2", "--num-envs", "2", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    sensors = np.load(tmp_path / "sensors.npz")
+    assert sensors["net_forces_w"].shape == (2, 2, 1, 3)
+    assert sensors["body_paths"].tolist() == [["/World/envs/env_0/Box"], ["/World/envs/env_1/Box"]]
+    bad = hydro("run", "scenes/cube_on_box.usda", "--steps", "0")
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "--steps" in bad.stderr
+
+
+def test_the_contact_sensor_example_prints_what_it_reads():
+    proc = hydro("example", "contact-sensor", "--steps", "20")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "grip L / R (N)" in out and "per-contact sensor:" in out and "LeftFinger" in out
+    # the box is held by friction alone: the fingers' friction carries its weight
+    line = next(ln for ln in out.splitlines() if ln.startswith("box weight"))
+    weight, carried = (float(v) for v in re.findall(r"(\d+\.\d+) N", line))
+    assert abs(carried - weight) < 0.01 * weight

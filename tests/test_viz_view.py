@@ -1,0 +1,201 @@
+"""The interactive view: edits recompute the contact, the panel runs headless, `hydro view` works."""
+
+import importlib.machinery
+import os
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from viz_util import ROOT, SIZE, background_fraction, headless_polyscope, scene_path
+
+
+def _view(name="sphere_on_box.usda", **kw):
+    from viz.scene import SceneView
+
+    return SceneView.from_usd(scene_path(name), **kw)
+
+
+def _net_force(view):
+    return sum(s.net_force for s in view.update().pair_summaries())
+
+
+def test_edits_recompute_the_contact_and_leave_the_model_alone():
+    from hydro.usd_io import load_usd
+    from viz.scene import SceneView
+
+    model = load_usd(scene_path("sphere_on_box.usda"))
+    view = SceneView(model)
+    f0 = _net_force(view)
+    assert f0[2] > 30
+    # stiffer shapes, same depth: the force scales with k_eff
+    for s in range(model.shape_count):
+        view.set_stiffness(s, 2 * model.shape_stiffness[s])
+    np.testing.assert_allclose(_net_force(view), 2 * f0, rtol=1e-3)
+    assert model.shape_stiffness[0] == view.model.shape_stiffness[0] / 2  # the caller's model is untouched
+    # deeper: more force; lifted: none
+    pose = view.state.body_q[0].copy()
+    pose[2] -= 0.001
+    view.set_body_pose(0, pose)
+    assert _net_force(view)[2] > 2 * f0[2]
+    pose[2] += 0.05
+    view.set_body_pose(0, pose)
+    assert len(view.update().contacts) == 0
+    view.reset_bodies()
+    assert len(view.update().contacts) > 0
+    # options: every patch triangle, the switched interface
+    n_reduced = len(view.update().contacts)
+    view.set_config(reduce_contacts=False)
+    assert len(view.update().contacts) == len(view.update().patch) > n_reduced
+    view.set_config(interface="switched")
+    assert view.pipeline is None and view.update().contacts is not None
+    with pytest.raises(ValueError, match="stiffness"):
+        view.set_stiffness(0, -1.0)
+    with pytest.raises(ValueError, match="body"):
+        view.set_body_pose(5, pose)
+    assert any("contacts" in line for line in view.summary_lines())
+
+
+def test_resolution_rebuilds_the_shapes_sdf():
+    view = _view()
+    sphere = view.model.shape_path.index("/World/Sphere/Collider")
+    before = view.model.sdfs[view.model.shape_sdf[sphere]]
+    f0 = _net_force(view)
+    shared = view.set_resolution(sphere, 32)
+    after = view.model.sdfs[view.model.shape_sdf[sphere]]
+    assert shared == [sphere] and max(after.resolution) == 32 and max(before.resolution) == 64
+    assert view.model.sdf_pack.sdfs[view.model.shape_sdf[sphere]] is after
+    assert 0.7 < _net_force(view)[2] / f0[2] < 1.3  # the same contact through a coarser field
+
+
+def test_panel_runs_a_frame_and_applies_its_actions():
+    ps = headless_polyscope()
+    from viz import backend
+    from viz.panel import ViewerPanel
+
+    backend.clear()
+    ps.set_window_size(960, 720)
+    view = _view("capsule_on_box.usda")
+    view.forget_drawing()
+    panel = ViewerPanel(view)
+    ps.set_user_callback(panel)
+    try:
+        _panel_frames(ps, panel, view)
+    finally:
+        ps.clear_user_callback()
+
+
+def _panel_frames(ps, panel, view):
+    from viz.panel import simulation_available
+    from viz.picture import screenshot
+
+    ps.frame_tick()
+    assert not panel.dirty and panel.message == ""
+    assert ps.has_surface_mesh("patch 0: /World/Ground → /World/Capsule/Collider")
+    f0 = _net_force(view)
+    p0 = view.state.body_q[0, :3].copy()
+    panel.move_body(0, p0 - (0, 0, 0.001), (0.0, 5.0, 0.0))
+    image = screenshot(colorbar=True)  # a frame: the panel draws and redraws the scene
+    assert not panel.dirty
+    assert _net_force(view)[2] > f0[2]
+    # the panel occupies the right of the window
+    right = image[:, image.shape[1] * 3 // 4:]
+    assert background_fraction(right) < 0.5
+    assert simulation_available() is False
+    # the gizmo: it starts at the body, and dragging it moves the body
+    panel.use_gizmo = True
+    ps.frame_tick()
+    gizmo = ps.get_transformation_gizmo("body")
+    np.testing.assert_allclose(gizmo.get_transform()[:3, 3], view.state.body_q[0, :3], atol=1e-6)
+    moved = np.array(gizmo.get_transform(), dtype=float)
+    moved[2, 3] += 0.05
+    gizmo.set_transform(moved)
+    ps.frame_tick()
+    assert view.state.body_q[0, 2] == pytest.approx(moved[2, 3], abs=1e-6)
+    assert len(view.update().contacts) == 0  # lifted off the box
+
+
+def test_simulation_controls_step_a_simulation_when_one_exists(monkeypatch):
+    from viz.panel import ViewerPanel, simulation_available
+
+    class Simulation:
+        def __init__(self, model):
+            self.state = model.state()
+
+        def step(self):
+            self.state.body_q[:, 2] += 0.01
+
+    module = types.ModuleType("hydro.simulation")
+    module.Simulation = Simulation
+    module.__spec__ = importlib.machinery.ModuleSpec("hydro.simulation", None)
+    monkeypatch.setitem(sys.modules, "hydro.simulation", module)
+    assert simulation_available()
+    view = _view()
+    panel = ViewerPanel(view)
+    z0 = view.state.body_q[0, 2]
+    panel.step_simulation()
+    panel.step_simulation()
+    assert view.state.body_q[0, 2] == pytest.approx(z0 + 0.02) and panel.message == ""
+    assert len(view.update().contacts) == 0  # lifted by the steps
+    module.Simulation = None
+    panel.simulation = None
+    panel.step_simulation()
+    assert panel.message.startswith("simulation:")
+
+
+def _hydro(*args, env=None):
+    e = dict(os.environ, PYTHONPATH=ROOT)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "hydro", *args], capture_output=True, text=True, env=e, cwd=ROOT,
+                          timeout=120)
+
+
+def test_hydro_view_screenshot_writes_a_picture(tmp_path):
+    from viz.picture import read_png
+
+    out = tmp_path / "pinch.png"
+    proc = _hydro("view", "scenes/pinch.usda", "--screenshot", str(out), "--size", f"{SIZE[0]}x{SIZE[1]}",
+                  "--camera", "top", "--color-by", "depth", "--slice", "/World/envs/env_0/Box/Collider:z")
+    assert proc.returncode == 0, proc.stderr
+    image = read_png(out)
+    assert image.shape == (SIZE[1], SIZE[0], 3)
+    assert 0.05 < 1.0 - background_fraction(image) < 0.999
+
+
+@pytest.mark.parametrize("args, message", [
+    (("view", "scenes/missing.usda", "--screenshot", "x.png"), "missing.usda"),
+    (("view", "scenes/two_spheres.usda", "--screenshot", "x.png", "--camera", "under"), "camera must be"),
+    (("view", "scenes/two_spheres.usda", "--screenshot", "x.png", "--size", "big"), "size must be"),
+    (("view", "scenes/two_spheres.usda", "--screenshot", "x.png", "--slice", "/World/Nope"), "--slice: no shape"),
+])
+def test_hydro_view_errors_are_one_line(args, message):
+    proc = _hydro(*args)
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], proc.stderr
+
+
+def test_hydro_view_without_a_display_says_so_in_one_line():
+    env = {k: "" for k in ("DISPLAY", "WAYLAND_DISPLAY")}
+    proc = _hydro("view", "scenes/two_spheres.usda", env=env)
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--screenshot" in lines[0], proc.stderr
+
+
+def test_only_viz_imports_polyscope():
+    import glob
+    import re
+
+    code = ("import sys, hydro.cli, hydro.level_set, hydro.patch_mesh, viz, viz.cli, viz.sensors; "
+            "assert 'polyscope' not in sys.modules, 'polyscope imported'")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for path in glob.glob(os.path.join(ROOT, "hydro", "*.py")):
+        if os.path.basename(path) == "cli.py":  # the command line runs `hydro view` from viz
+            continue
+        with open(path, encoding="utf-8") as fh:
+            assert not re.search(r"^\s*(from|import) (polyscope|viz)\b", fh.read(), flags=re.M), path

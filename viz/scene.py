@@ -1,0 +1,283 @@
+"""A scene being looked at: model, state, contact config, the last collision and its drawing.
+
+:class:`SceneView` owns a private copy of the parts of a model the viewer edits (stiffnesses,
+SDFs), so the caller's model is never changed. Every edit marks what must be recomputed;
+:meth:`SceneView.update` recomputes it (pipeline, collision, patch meshes) and
+:meth:`SceneView.draw` pushes the picture to Polyscope.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from hydro.config import HydroelasticConfig, NewtonConfig, active_config
+from hydro.transforms import check_poses, quat_rotate
+
+from .contacts import ContactLayer, ContactSettings
+from .sdf_view import SDFLayer, SliceSettings
+from .shapes import ShapeLayer
+from .sensors import draw_sensor, pipeline_sensor_arrays, remove_sensor, sensor_arrays
+
+BODY_SENSOR = "body contacts"
+
+
+@dataclass
+class ViewSettings:
+    """Everything the picture shows (the panel edits these)."""
+
+    show_sdf_mesh: bool = True
+    """Each shape's SDF zero level set."""
+    show_source_mesh: bool = False
+    """Each shape's source geometry (primitives tessellated, meshes as authored)."""
+    shape_transparency: float = 0.35
+    """Opacity of the shape meshes (0..1; static shapes get half)."""
+    contacts: ContactSettings = field(default_factory=ContactSettings)
+    slice_shape: int | None = None
+    """Shape whose SDF is sliced (None: no slice)."""
+    slice: SliceSettings = field(default_factory=SliceSettings)
+    show_body_sensors: bool = False
+    """Every body as a contact sensor computed from the collision (marker when in contact,
+    net and per-pair forces, centres of pressure)."""
+
+
+def _hydro_config(config) -> HydroelasticConfig:
+    if config is None:
+        config = active_config()
+    if isinstance(config, NewtonConfig):
+        return config.collision_cfg.hydroelastic
+    if isinstance(config, HydroelasticConfig):
+        return config
+    raise ValueError(f"config must be a NewtonConfig or HydroelasticConfig, got {type(config).__name__}")
+
+
+def _private_model(model):
+    """A shallow copy whose editable parts (stiffness, SDF lists) are the copy's own."""
+    return replace(model, shape_stiffness=np.array(model.shape_stiffness, dtype=float), sdf_specs=list(model.sdf_specs),
+                   sdfs=list(model.sdfs), shape_sdf_settings=list(model.shape_sdf_settings),
+                   shape_sdf=np.array(model.shape_sdf))
+
+
+class SceneView:
+    """Model + state + config → collision result, patch meshes, numbers, picture."""
+
+    def __init__(self, model, *, config=None, state=None, device: str = "cpu", settings: ViewSettings | None = None):
+        if len(model.sdfs) != len(model.sdf_specs):
+            model.build_sdfs()
+        self.model = _private_model(model)
+        self.state = state if state is not None else model.state()
+        self.state.body_q = np.array(self.state.body_q, dtype=float)
+        self.initial_body_q = self.state.body_q.copy()
+        self.config = _hydro_config(config)
+        self.device = device
+        self.settings = settings or ViewSettings()
+        self.sensors = {}
+        self.pipeline = None
+        self.result = None
+        self.patches = []
+        self.patch_ms = 0.0
+        self._shapes = None
+        self._contacts = None
+        self._slice = None
+        self._sensor_names = set()
+
+    @classmethod
+    def from_usd(cls, path, *, num_envs: int = 1, **kwargs) -> "SceneView":
+        from hydro.usd_io import load_usd
+
+        return cls(load_usd(path, num_envs=num_envs), **kwargs)
+
+    # -- edits ------------------------------------------------------------------------------
+    def shape_poses(self) -> np.ndarray:
+        return self.model.shape_world_poses(self.state)
+
+    def set_body_pose(self, body: int, pose) -> None:
+        """Place body ``body`` at world ``pose`` [px, py, pz, qx, qy, qz, qw]."""
+        self._check_index(body, self.model.body_count, "body")
+        self.state.body_q[body] = check_poses(np.asarray(pose, dtype=float), f"pose of body {body}")
+        self.result = None
+
+    def reset_bodies(self) -> None:
+        self.state.body_q = self.initial_body_q.copy()
+        self.result = None
+
+    def set_stiffness(self, shape: int, stiffness: float) -> None:
+        """Hydroelastic stiffness of one shape (N/m³, finite and > 0)."""
+        self._check_index(shape, self.model.shape_count, "shape")
+        k = float(stiffness)
+        if not np.isfinite(k) or k <= 0:
+            raise ValueError(f"stiffness must be a finite number > 0 (N/m³), got {stiffness!r}")
+        self.model.shape_stiffness[shape] = k
+        self.pipeline = None
+        self.result = None
+
+    def set_resolution(self, shape: int, max_resolution: int) -> list:
+        """Rebuild the SDF of ``shape`` with ``max_resolution`` voxels along its longest axis (a
+        target voxel size, if set, is dropped). Shapes sharing that SDF change with it; returns
+        their indices."""
+        from hydro.model import SDFSpec
+        from hydro.sdf import SDFPack, build_sdf
+
+        self._check_index(shape, self.model.shape_count, "shape")
+        model = self.model
+        i = int(model.shape_sdf[shape])
+        if i < 0:
+            raise ValueError(f"shape {model.shape_path[shape]} has no SDF")
+        spec = model.sdf_specs[i]
+        settings = replace(spec.settings, max_resolution=int(max_resolution), target_voxel_size=None)
+        model.sdfs[i] = build_sdf(spec.geometry, settings, extra_padding=spec.extra_padding)
+        model.sdf_specs[i] = SDFSpec(spec.geometry, settings, spec.extra_padding)
+        sharing = [s for s in range(model.shape_count) if model.shape_sdf[s] == i]
+        for s in sharing:
+            model.shape_sdf_settings[s] = settings
+        model.sdf_pack = SDFPack(model.sdfs)
+        if self._shapes is not None:
+            self._shapes.forget_sdf(i)
+        self.pipeline = None
+        self.result = None
+        return sharing
+
+    def set_config(self, **changes) -> None:
+        """Change contact options (``interface``, ``reduce_contacts``, ``mc_edge_clamp_min``, …)."""
+        self.config = replace(self.config, **changes)
+        self.pipeline = None
+        self.result = None
+
+    def add_sensor(self, name: str, sensor) -> None:
+        """Draw a sensor's debug view (an Isaac Lab–style contact sensor, an EmbodiChain-style
+        contact-point sensor, or :class:`~viz.sensors.SensorArrays`) with the scene."""
+        self.sensors[str(name)] = sensor
+
+    @staticmethod
+    def _check_index(i, n, what):
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < n:
+            raise ValueError(f"{what} must be an index in [0, {n - 1}], got {i!r}")
+
+    # -- computing --------------------------------------------------------------------------
+    def update(self):
+        """Run the pipeline at the current poses (if anything changed) and mesh the patches."""
+        if self.result is not None:
+            return self.result
+        from hydro.patch_mesh import patch_meshes
+        from hydro.pipeline import HydroelasticPipeline
+
+        if self.pipeline is None:
+            self.pipeline = HydroelasticPipeline(self.model, self.config, device=self.device)
+        poses = self.shape_poses()
+        result = self.pipeline.collide(poses)
+        t0 = time.perf_counter()
+        self.patches = patch_meshes(self.model, poses, result, config=self.config)
+        self.patch_ms = (time.perf_counter() - t0) * 1e3
+        self.result = result
+        return result
+
+    def view_box(self) -> tuple:
+        """World (lo, hi) worth looking at: the bodies' shapes (all shapes when nothing moves)
+        and the contacts."""
+        model = self.model
+        poses = self.shape_poses()
+        shapes = [s for s in range(model.shape_count) if model.shape_body[s] >= 0] or list(range(model.shape_count))
+        pts = []
+        for s in shapes:
+            g = model.shape_geometry[s]
+            if not g.volumetric:
+                continue
+            lo, hi = g.local_aabb()
+            corners = np.array([[(hi if (c >> k) & 1 else lo)[k] for k in range(3)] for c in range(8)])
+            pts.append(poses[s, :3] + quat_rotate(poses[s, 3:], corners))
+        if self.result is not None and len(self.result.contacts):
+            pts.append(self.result.contacts.point.astype(float))
+        if not pts:
+            return np.full(3, -1.0), np.full(3, 1.0)
+        allp = np.concatenate(pts)
+        return allp.min(axis=0), allp.max(axis=0)
+
+    def view_scale(self) -> float:
+        lo, hi = self.view_box()
+        return max(0.5 * float(np.linalg.norm(hi - lo)), 1e-3)
+
+    def summary_lines(self) -> list:
+        """The numbers: per pair force on B, torque, area, contacts, centre of pressure; per-stage times."""
+        r = self.update()
+        paths = self.model.shape_path
+        lines = []
+        total_f = np.zeros(3)
+        for s in r.pair_summaries():
+            f, t = s.net_force, s.net_torque
+            total_f += f
+            cop = s.center_of_pressure
+            cop_text = "-" if not np.all(np.isfinite(cop)) else "(" + ", ".join(f"{v:+.4f}" for v in cop) + ") m"
+            lines += [f"{paths[s.shape_a]} -> {paths[s.shape_b]}",
+                      f"  {s.contact_count} contacts, area {s.patch_area * 1e4:.4g} cm^2",
+                      f"  force on B ({f[0]:+.4g}, {f[1]:+.4g}, {f[2]:+.4g}) N, |F| {np.linalg.norm(f):.4g} N",
+                      f"  torque ({t[0]:+.4g}, {t[1]:+.4g}, {t[2]:+.4g}) N m about the origin",
+                      f"  centre of pressure {cop_text}"]
+        n_tri = r.counts.get("triangles", len(r.patch))
+        lines.append(f"{len(r.pair_shape_a)} pairs, {len(r.contacts)} contacts from {n_tri} patch triangles")
+        lines.append("time " + ", ".join(f"{k} {v:.2f}" for k, v in r.timings_ms.items())
+                     + f" ms; patch meshes {self.patch_ms:.1f} ms")
+        for o in r.overflow:
+            lines.append("overflow: " + o.message())
+        return lines
+
+    # -- drawing ----------------------------------------------------------------------------
+    def forget_drawing(self) -> None:
+        """Forget what was drawn (after Polyscope's structures were cleared elsewhere)."""
+        self._shapes = None
+        self._contacts = None
+        self._slice = None
+        self._sensor_names = set()
+
+    def draw(self) -> None:
+        """Push the current picture to Polyscope (initialised by :func:`viz.backend.init`)."""
+        from .backend import set_scene_extent
+
+        result = self.update()
+        st = self.settings
+        poses = self.shape_poses()
+        lo, hi = self.view_box()
+        pad = 0.5 * (hi - lo) + 0.05 * self.view_scale()
+        set_scene_extent(lo - pad, hi + pad)
+        scale = self.view_scale()
+        if self._shapes is None:
+            self._shapes = ShapeLayer(self.model)
+        self._shapes.show_sdf = st.show_sdf_mesh
+        self._shapes.show_source = st.show_source_mesh
+        self._shapes.transparency = st.shape_transparency
+        self._shapes.draw(poses)
+        if self._contacts is None:
+            self._contacts = ContactLayer(st.contacts)
+        self._contacts.settings = st.contacts
+        self._contacts.draw(self.model, result, self.patches, scale)
+        if self._slice is not None and (st.slice_shape is None or self._slice.shape != st.slice_shape):
+            self._slice.remove()
+            self._slice = None
+        if st.slice_shape is not None:
+            if self._slice is None:
+                self._slice = SDFLayer(self.model, st.slice_shape, st.slice)
+            self._slice.settings = st.slice
+            self._slice.draw(poses)
+            for name in self._contacts.patch_names:
+                self._slice.ignore_slice("surface_mesh", name)
+        self._draw_sensors(scale)
+
+    def _draw_sensors(self, scale: float) -> None:
+        for name in self._sensor_names:
+            remove_sensor(name)
+        self._sensor_names = set()
+        force_scale = self.settings.contacts.force_scale or 0.0  # m per N; automatic below when unset
+        arrays = {}
+        if self.settings.show_body_sensors:
+            arrays[BODY_SENSOR] = pipeline_sensor_arrays(self.model, self.state, self.result)
+        body_pos = self.state.body_q[:, :3]
+        for name, sensor in self.sensors.items():
+            arrays[name] = sensor_arrays(sensor, body_positions=body_pos)
+        if force_scale == 0.0:
+            fmax = max([float(np.max(np.linalg.norm(a.net_force, axis=-1))) for a in arrays.values()
+                        if a.net_force is not None and len(a.net_force)] or [0.0])
+            force_scale = 0.5 * scale / fmax if fmax > 0 else 0.0
+        for name, a in arrays.items():
+            draw_sensor(name, a, force_scale=force_scale, marker_radius=0.03 * scale)
+            self._sensor_names.add(name)
