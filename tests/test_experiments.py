@@ -277,3 +277,20 @@ def test_gpu_check_compares_contact_tables():
     moved.force[5] *= 1.01
     assert any("force" in p for p in g.compare_tables(c, moved))
     assert g.compare_tables(c, c.select(np.arange(len(c) - 1))) == [f"row counts differ: {len(c)} vs {len(c) - 1}"]
+
+
+def test_flat_box_rests_still_on_a_patch_and_rocks_on_a_single_point():
+    pytest.importorskip("hydro.simulation")
+    exp = _script("flat_stability")
+    rows = exp.run_case("hydroelastic", "resting", duration=0.25, resolution=32)
+    rows += exp.run_case("single point", "resting", duration=0.25, resolution=32)
+    s = exp.summarize(rows)
+    patch, point = s[("resting", "hydroelastic")], s[("resting", "single point")]
+    weight = 9.81 * 0.5
+    # the patch's pressure is centred: no tipping torque, no tilt, no jumps
+    assert patch["torque_rms"] < 1e-3 * weight * exp.SIZE
+    assert patch["tilt_max_mrad"] < 0.01 and patch["point_jumps"] == 0
+    # the single deepest point jumps between corners: torque of the order of weight × half-width
+    assert point["point_jumps"] >= 5
+    assert point["torque_rms"] > 0.2 * weight * exp.SIZE / 2
+    assert point["tilt_max_mrad"] > 0.05
