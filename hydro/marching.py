@@ -27,7 +27,7 @@ from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
                          PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B, b_dir_to_world, b_to_a, b_to_world)
 from .refine import interface_value
-from .sdf import F_ORIGIN, sdf_grid_brick, sdf_grid_brick_value, sdf_phi_reuse
+from .sdf import F_ORIGIN, sdf_grid_brick, sdf_grid_brick_value, sdf_grid_phi, sdf_phi_reuse
 
 
 BLOCK_POINTS = 27  # grid points of a 2×2×2-voxel block
@@ -72,8 +72,9 @@ def _edge_vertex(b, q, e, corners, clamp):
 def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8, corners):
     """Store eA, eB and f at the block's 27 points; return how many have f < 0.
 
-    The 27 points lie in one of B's bricks (blocks start at even samples, bricks hold 9³), and
-    runs of them often fall in one cell of A's coarser grid: both lookups are made once.
+    The 27 points lie in one of B's bricks (blocks start at even samples, bricks hold 9³), which
+    is read once (points on its far faces take the next brick's values, as every lookup does),
+    and runs of them often fall in one cell of A's coarser grid, whose corners are reused.
     """
     sa = pair_i[p, PI_SDF_A]
     sb = pair_i[p, PI_SDF_B]
@@ -96,8 +97,13 @@ def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slot
         dx = g % 3
         dy = (g // 3) % 3
         dz = g // 9
-        eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, b0, b1, b2, b3, b4, b5, b6, b7, sdf_pf,
-                                  sdf_pi, a32, a16, a8) - mb
+        if lx + dx == 8 or ly + dy == 8 or lz + dz == 8:
+            # a face shared with the next brick: its value is the next brick's (as everywhere
+            # else: one value per grid point, or neighbouring blocks could disagree on a sign)
+            eb = sdf_grid_phi(sb, i + dx, j + dy, k + dz, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8) - mb
+        else:
+            eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, b0, b1, b2, b3, b4, b5, b6, b7, sdf_pf,
+                                      sdf_pi, a32, a16, a8) - mb
         x = sdf_pf[sb, F_ORIGIN] + (i + dx) * h
         y = sdf_pf[sb, F_ORIGIN + 1] + (j + dy) * h
         z = sdf_pf[sb, F_ORIGIN + 2] + (k + dz) * h

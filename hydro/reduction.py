@@ -8,7 +8,9 @@ result is bit-identical whatever the thread count):
    direction) and an in-plane basis (u, v).
 2. Groups: contacts are binned by normal direction (within 30° of n̄, or one of four azimuth
    quadrants beyond) and by a k×k grid of the patch's extent in the (u, v) plane; k starts at
-   ⌊√budget⌋ and shrinks until the non-empty groups fit the budget.
+   ⌊√budget⌋ and shrinks (down to 2) until the non-empty groups fit the budget; if they still do
+   not, the normal bins are merged and k starts again from the top (spread-out contacts keep a
+   round patch's resistance to tilting).
 3. One contact per group at the group's centre of pressure, with the group's force vector
    F_g = Σ f·n (so Σ F_g = F exactly), stiffness c_g = Σ c (the group's area × k_eff, so the
    response to further penetration stays right), depth −|F_g|/c_g (so c_g·|d_g| = |F_g| and a
@@ -78,11 +80,11 @@ def _basis(nx, ny, nz):
 
 
 @device_fn
-def _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, du, dv, cells):
-    """Group index of contact k: normal bin * cells² + spatial cell."""
+def _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, du, dv, cells, normal_bins):
+    """Group index of contact k: normal bin * cells² + spatial cell (one bin unless ``normal_bins``)."""
     cn = float(contact_f[k, CF_NORMAL]) * nx + float(contact_f[k, CF_NORMAL + 1]) * ny + float(contact_f[k, CF_NORMAL + 2]) * nz
     nbin = 0
-    if cn < COS_30:
+    if normal_bins and cn < COS_30:
         tu = float(contact_f[k, CF_NORMAL]) * ux + float(contact_f[k, CF_NORMAL + 1]) * uy + float(contact_f[k, CF_NORMAL + 2]) * uz
         tv = float(contact_f[k, CF_NORMAL]) * vx + float(contact_f[k, CF_NORMAL + 1]) * vy + float(contact_f[k, CF_NORMAL + 2]) * vz
         if abs(tu) >= abs(tv):
@@ -276,7 +278,12 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
         du = max(u1 - u0, 1e-12) * (1.0 + 1e-9)
         dv = max(v1 - v0, 1e-12) * (1.0 + 1e-9)
         # 3. groups: shrink the grid until the non-empty groups fit the budget
-        cells = max(1, int(math.sqrt(active_budget)))
+        # Shrink the grid with normal bins down to 2×2 cells, then retry without normal bins from
+        # the start: a round patch under a small budget keeps contacts spread over it (its
+        # resistance to tilting) rather than one contact per normal direction.
+        top = max(1, int(math.sqrt(active_budget)))
+        cells = top
+        normal_bins = True
         while True:
             ng = NORMAL_BINS * cells * cells
             for g in range(ng):
@@ -285,7 +292,7 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
             for k in range(start, stop):
                 if contact_i[k, CI_SPECULATIVE] != 0:
                     continue
-                g = _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, du, dv, cells)
+                g = _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, du, dv, cells, normal_bins)
                 f = float(contact_f[k, CF_FORCE])
                 a = float(contact_f[k, CF_AREA])
                 groups[p, g, G_FX] += f * float(contact_f[k, CF_NORMAL])
@@ -307,9 +314,15 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
             for g in range(ng):
                 if groups[p, g, G_N] > 0.0:
                     used += 1
-            if used <= active_budget or cells == 1:
+            if used <= active_budget or (cells == 1 and not normal_bins):
                 break
-            cells -= 1
+            if normal_bins and cells > 2:
+                cells -= 1
+            elif normal_bins:
+                normal_bins = False
+                cells = top
+            else:
+                cells -= 1
         ng = NORMAL_BINS * cells * cells
         # 4. representatives and the torque they carry; then the smallest shifts that fix it
         rtx = 0.0

@@ -296,10 +296,10 @@ def test_flat_box_rests_still_on_a_patch_and_rocks_on_a_single_point():
     assert point["tilt_max_mrad"] > 0.05
 
 
-@pytest.mark.xfail(strict=True, reason="regression on main (after 4c33c7c/b3355cc/d94bb18): a flat patch lying exactly "
-                                       "on a brick boundary of B's grid is meshed with extra triangles (+59 % force); "
-                                       "found by scripts/experiments/convergence.py, see docs/benchmarks.md")
 def test_flat_patch_on_a_brick_boundary_matches_the_closed_form():
+    # Regression: blocks read B's brick once; points on its far faces must take the next
+    # brick's value (one value per grid point), else a patch lying on a brick boundary was
+    # meshed twice over with a sawtooth between the layers (+59 % force).
     # cube 0.1 at max_resolution 48: voxel 2.5 mm, grid origin 4 voxels below the cube; at
     # d = 20 mm the patch (z = −d/2) lies 8 voxels up: exactly on the first brick boundary
     r = measure(Setting(scene="cube_on_box", resolution=48, depth=0.02))
