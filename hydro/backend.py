@@ -40,10 +40,35 @@ __all__ = [
 
 CUDASIM = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
 
-# Numba's default OpenMP layer showed an ~8 ms floor per parallel launch on a busy 2-core
-# machine; the work-queue layer does not. A user's explicit choice is kept.
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "workqueue"
+
+def _source_digest() -> str:
+    """A digest of hydro's own source files."""
+    import hashlib
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha1()
+    for root, _, files in sorted(os.walk(here)):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(os.path.join(root, name), "rb") as f:
+                    h.update(name.encode() + f.read())
+    return h.hexdigest()[:12]
+
+
+# Numba's on-disk cache notices a change in a kernel's own file only, not in the helpers it
+# inlines from other files: an edited or upgraded hydro could load stale (slow, or wrong)
+# machine code. Hydro's kernels are therefore cached under a folder named after a digest of
+# all of hydro's sources (inside NUMBA_CACHE_DIR when set, else ~/.cache/hydro-numba).
+_cache_root = numba.config.CACHE_DIR or os.path.join(os.path.expanduser("~"), ".cache", "hydro-numba")
+numba.config.CACHE_DIR = os.path.join(_cache_root, f"hydro-{_source_digest()}")
+
+# Threads: Numba's OpenMP layer starts a parallel loop in ~2 µs on a quiet 2-core machine
+# (the work-queue layer in 60–120 µs), but its spinning workers can stall for milliseconds when
+# other processes compete for the cores. Passive waiting keeps the OpenMP layer predictable
+# (~45 µs a launch); small launches run serially anyway (``SERIAL_BELOW``). Set
+# OMP_WAIT_POLICY=ACTIVE for the fastest launches on a dedicated machine; a user's own
+# NUMBA_THREADING_LAYER or OMP_WAIT_POLICY is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 #: Launches below this many items run the serial CPU build (no thread start-up cost), unless
 #: the kernel says otherwise (``KernelPair(..., serial_below=...)`` for heavy items).
@@ -319,8 +344,12 @@ class Device:
             cuda.synchronize()
 
     # -- launches -----------------------------------------------------------------------------
-    def launch(self, kp: KernelPair, n: int, *args):
-        """Run items ``0 .. n-1`` of kernel pair ``kp`` on this device."""
+    def launch(self, kp: KernelPair, n: int, *args, serial_below: int | None = None):
+        """Run items ``0 .. n-1`` of kernel pair ``kp`` on this device.
+
+        ``serial_below`` overrides the kernel's own threshold for running serially on the CPU
+        (e.g. for a scatter pass whose items are cheap).
+        """
         n = int(n)
         if n <= 0:
             return
@@ -329,7 +358,7 @@ class Device:
             tpb = self.threads_per_block
             kp.cuda[(n + tpb - 1) // tpb, tpb](n, *args)
         else:
-            kp.cpu(n, *args, serial_below=kp.serial_below)
+            kp.cpu(n, *args, serial_below=kp.serial_below if serial_below is None else serial_below)
 
     def exclusive_scan(self, values, out, count: int | None = None) -> int:
         """Exclusive prefix sum of ``values[:count]`` into ``out[:count+1]``; returns the total.

@@ -233,4 +233,4 @@ def _blocks_cuda(n, write, interface, clamp, block_pair, block_ijk, pair_f, pair
                     a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity)
 
 
-MARCHING_CUBES = KernelPair("marching_cubes", _blocks_cpu, _blocks_cuda, serial_below=64)
+MARCHING_CUBES = KernelPair("marching_cubes", _blocks_cpu, _blocks_cuda, serial_below=128)

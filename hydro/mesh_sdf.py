@@ -13,6 +13,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from . import backend  # noqa: F401  (sets the kernel cache folder before anything is compiled)
+
 LEAF_SIZE = 4
 
 

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .backend import get_device
+from .backend import SERIAL_BELOW, get_device
 from .broad_phase import SWEEP, shape_boxes, sweep_order
 from .config import HydroelasticConfig, NewtonConfig, active_config
 from .contacts import CF_COUNT, CI_COUNT, TF_COUNT
@@ -255,7 +255,7 @@ class HydroelasticPipeline:
         n_cells = dev.exclusive_scan(self.cell_flags.array, self.cell_offsets.array, n_cand) if n_cand else 0
         cap = self._reserve(n_cells, out_pair, out_ijk)
         dev.launch(REFINE_BRICKS, n_cand, True, *args, self.cell_flags.array, self.cell_offsets.array,
-                   out_pair.array, out_ijk.array, cap)
+                   out_pair.array, out_ijk.array, cap, serial_below=SERIAL_BELOW)
         self._note_overflow(overflow, "cell_capacity", cap, n_cells)
         n_cells = min(n_cells, cap)
         counts["cells_8"] = n_cells
@@ -274,7 +274,7 @@ class HydroelasticPipeline:
             n_next = dev.exclusive_scan(self.cell_flags.array, self.cell_offsets.array, n_cells) if n_cells else 0
             cap = self._reserve(n_next, dst_pair, dst_ijk)
             dev.launch(REFINE_CHILDREN, n_cells, True, *args, self.cell_masks.array, self.cell_flags.array,
-                       self.cell_offsets.array, dst_pair.array, dst_ijk.array, cap)
+                       self.cell_offsets.array, dst_pair.array, dst_ijk.array, cap, serial_below=SERIAL_BELOW)
             self._note_overflow(overflow, setting, cap, n_next)
             n_cells = min(n_next, cap)
             counts[f"cells_{size // 2}"] = n_cells

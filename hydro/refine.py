@@ -181,4 +181,4 @@ def _children_cuda(n, write, size, interface, in_pair, in_ijk, pair_f, pair_i, s
                        a32, a16, a8, masks, counts, offsets, out_pair, out_ijk, capacity)
 
 
-REFINE_CHILDREN = KernelPair("refine.children", _children_cpu, _children_cuda, serial_below=64)
+REFINE_CHILDREN = KernelPair("refine.children", _children_cpu, _children_cuda, serial_below=128)

@@ -2,6 +2,9 @@
 
     NUMBA_NUM_THREADS=2 python scripts/bench_collide.py [--repeat 7] [--max-boxes 4096] [--device cpu|cuda|both]
 
+(OMP_WAIT_POLICY=ACTIVE gives faster parallel launches on a machine with nothing else running;
+hydro's default is PASSIVE, see hydro/backend.py.)
+
 For each scene: the median time per ``collide`` call (kernels compiled, workspace warm),
 unreduced patch triangles and reduced contacts, triangles and contacts per second, the time
 of the reduction stage against the unreduced pipeline, and peak memory (the pipeline's
@@ -65,7 +68,6 @@ def measure(model, device, repeat, reduce=True):
     poses = model.shape_world_poses(model.state())
     pipe.collide(poses)
     pipe.collide(poses)
-    tracemalloc.start()
     times = []
     stage = {}
     for _ in range(repeat):
@@ -74,6 +76,9 @@ def measure(model, device, repeat, reduce=True):
         times.append(time.perf_counter() - t0)
         for k, v in res.timings_ms.items():
             stage.setdefault(k, []).append(v)
+    # memory in a separate call: tracing allocations slows them down
+    tracemalloc.start()
+    pipe.collide(poses)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     t = float(np.median(times))
@@ -105,8 +110,10 @@ def main():
     from hydro.usd_io import load_usd
 
     threads = os.environ.get("NUMBA_NUM_THREADS", "all cores")
+
     for device in devices:
-        print(f"# hydro collide benchmark — {device.upper()}, NUMBA_NUM_THREADS={threads}, median of {args.repeat}")
+        print(f"# hydro collide benchmark — {device.upper()}, NUMBA_NUM_THREADS={threads}, "
+              f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, median of {args.repeat}")
         header = (f"{'scene':<34} {'ms/call':>10} {'patch tri':>9} {'reduced':>7} {'Mtri/s':>10} {'Mcon/s':>9} "
                   f"{'reduce ms':>8} {'reduce%':>7} {'peak MiB':>8}")
         print(header)

@@ -1,7 +1,7 @@
 """hydro beside Drake's hydroelastic contact surfaces: time per query and force error, one table.
 
     pip install -e '.[peers]'          # drake (about 42 MB)
-    NUMBA_NUM_THREADS=2 NUMBA_THREADING_LAYER=workqueue python scripts/bench_peers.py [--repeat 15] [--depth 0.01]
+    NUMBA_NUM_THREADS=2 python scripts/bench_peers.py [--repeat 15] [--depth 0.01]
 
 Scenes (equal stiffness k = 1e9 N/m³, overlap d, closed forms from ``hydro.analytic``):
 sphere R = 0.1 m on a 0.5 × 0.5 × 0.2 m box; a 0.1 m cube resting flat on a 0.4 × 0.4 × 0.2 m

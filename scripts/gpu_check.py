@@ -1,6 +1,6 @@
 """GPU check: CPU/CUDA parity of the contact pipeline and time per collide for 1 … 4096 pairs.
 
-    NUMBA_NUM_THREADS=$(nproc) NUMBA_THREADING_LAYER=workqueue python scripts/gpu_check.py [--max-pairs 4096] [--repeat 7] [--out gpu_check.md]
+    NUMBA_NUM_THREADS=$(nproc) python scripts/gpu_check.py [--max-pairs 4096] [--repeat 7] [--out gpu_check.md]
 
 Self-contained (imports only hydro and numba). On a machine without a CUDA GPU it says so and
 exits 0. With one:

@@ -40,3 +40,16 @@ def test_kernel_registry_names_are_unique_and_paired():
     for name, kp in KERNELS.items():
         assert kp.name == name
         assert kp.cpu is not None and kp.cuda is not None
+
+
+def test_kernels_are_cached_under_a_digest_of_the_sources(tmp_path):
+    # Numba's cache only sees a kernel's own file; hydro keys its cache folder on all sources.
+    import subprocess
+    import sys
+
+    code = "import hydro.backend, numba; print(numba.config.CACHE_DIR)"
+    env = dict(__import__("os").environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    from hydro.backend import _source_digest
+
+    assert out.stdout.strip() == str(tmp_path / f"hydro-{_source_digest()}")
