@@ -59,8 +59,10 @@ def _source_digest() -> str:
 # inlines from other files: an edited or upgraded hydro could load stale (slow, or wrong)
 # machine code. Hydro's kernels are therefore cached under a folder named after a digest of
 # all of hydro's sources (inside NUMBA_CACHE_DIR when set, else ~/.cache/hydro-numba).
+# The simulator's process compiles the same CPU kernels around different (Python-running)
+# helpers, so it keeps its own folder.
 _cache_root = numba.config.CACHE_DIR or os.path.join(os.path.expanduser("~"), ".cache", "hydro-numba")
-numba.config.CACHE_DIR = os.path.join(_cache_root, f"hydro-{_source_digest()}")
+numba.config.CACHE_DIR = os.path.join(_cache_root, f"hydro-{_source_digest()}" + ("-cudasim" if CUDASIM else ""))
 
 # Threads: Numba's OpenMP layer starts a parallel loop in ~2 µs on a quiet 2-core machine
 # (the work-queue layer in 60–120 µs), but its spinning workers can stall for milliseconds when

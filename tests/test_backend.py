@@ -53,3 +53,7 @@ def test_kernels_are_cached_under_a_digest_of_the_sources(tmp_path):
     from hydro.backend import _source_digest
 
     assert out.stdout.strip() == str(tmp_path / f"hydro-{_source_digest()}")
+    # the simulator's process compiles the CPU kernels around Python-running helpers: its own folder
+    env["NUMBA_ENABLE_CUDASIM"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(tmp_path / f"hydro-{_source_digest()}-cudasim")
