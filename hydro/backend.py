@@ -116,14 +116,28 @@ def device_fn(fn=None, *, inline: bool = True):
     return wrap(fn) if fn is not None else wrap
 
 
+def _renamed(fn, suffix: str):
+    """The same function under another qualified name (Numba names cache files after it)."""
+    import types
+
+    g = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
+    g.__qualname__ = fn.__qualname__ + suffix
+    g.__module__ = fn.__module__
+    return g
+
+
 class CPUKernel:
-    """A CPU launcher compiled twice from one source: parallel and serial."""
+    """A CPU launcher compiled twice from one source: parallel and serial.
+
+    Numba's cache keys a function by its name, signature and bytecode, not by its options: the
+    serial build is given a name of its own, or one build would be loaded for the other.
+    """
 
     def __init__(self, fn):
         self.py_func = fn
         self.name = fn.__name__
         self.parallel = njit(parallel=True, cache=True)(fn)
-        self.serial = njit(cache=True)(fn)
+        self.serial = njit(cache=True)(_renamed(fn, "__serial"))
 
     def __call__(self, n, *args, serial_below=SERIAL_BELOW):
         (self.parallel if n >= serial_below else self.serial)(n, *args)

@@ -57,3 +57,28 @@ def test_kernels_are_cached_under_a_digest_of_the_sources(tmp_path):
     env["NUMBA_ENABLE_CUDASIM"] = "1"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(tmp_path / f"hydro-{_source_digest()}-cudasim")
+
+
+def test_parallel_and_serial_builds_are_cached_apart(tmp_path):
+    # Numba's cache ignores options: under one name the serial build could be loaded for the
+    # parallel one (kernels silently serial) or the reverse (a thread launch on every call).
+    import glob
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, hydro.sdf as S\n"
+        "k = S.SAMPLE_PHI.cpu\n"
+        "print(k.parallel.py_func.__qualname__, k.serial.py_func.__qualname__)\n"
+        "args = (np.zeros(1, np.int32), np.zeros((1, 3)), np.zeros((1, 10)), np.zeros((1, 11), np.int32),\n"
+        "        np.zeros(1, np.int32), np.zeros(1, np.float32), np.zeros(1, np.float32),\n"
+        "        np.zeros(1, np.uint16), np.zeros(1, np.uint8), np.zeros(1))\n"
+        "k.parallel(0, *args); k.serial(0, *args)\n"
+    )
+    env = dict(__import__("os").environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    parallel_name, serial_name = out.stdout.split()
+    assert parallel_name != serial_name
+    index = {p.rsplit("/", 1)[-1] for p in glob.glob(str(tmp_path / "**" / "*.nbi"), recursive=True)}
+    stems = {name.split(".", 1)[1].split("-", 1)[0] for name in index}  # "module.qualname-line.py311.nbi"
+    assert {parallel_name, serial_name} <= stems, index
