@@ -80,7 +80,7 @@ def _basis(nx, ny, nz):
 
 
 @device_fn
-def _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, du, dv, cells, normal_bins):
+def _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, su, sv, cells, normal_bins):
     """Group index of contact k: normal bin * cells² + spatial cell (one bin unless ``normal_bins``)."""
     cn = float(contact_f[k, CF_NORMAL]) * nx + float(contact_f[k, CF_NORMAL + 1]) * ny + float(contact_f[k, CF_NORMAL + 2]) * nz
     nbin = 0
@@ -94,8 +94,8 @@ def _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, du, dv, 
     px = float(contact_f[k, CF_POINT])
     py = float(contact_f[k, CF_POINT + 1])
     pz = float(contact_f[k, CF_POINT + 2])
-    cu = int((px * ux + py * uy + pz * uz - u0) / du * cells)
-    cv = int((px * vx + py * vy + pz * vz - v0) / dv * cells)
+    cu = int((px * ux + py * uy + pz * uz - u0) * su)
+    cv = int((px * vx + py * vy + pz * vz - v0) * sv)
     cu = min(max(cu, 0), cells - 1)
     cv = min(max(cv, 0), cells - 1)
     return nbin * cells * cells + cv * cells + cu
@@ -292,7 +292,8 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
             for k in range(start, stop):
                 if contact_i[k, CI_SPECULATIVE] != 0:
                     continue
-                g = _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, du, dv, cells, normal_bins)
+                g = _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, cells / du, cells / dv, cells,
+                              normal_bins)
                 f = float(contact_f[k, CF_FORCE])
                 a = float(contact_f[k, CF_AREA])
                 groups[p, g, G_FX] += f * float(contact_f[k, CF_NORMAL])
@@ -303,16 +304,12 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
                 groups[p, g, G_PY] += w * (float(contact_f[k, CF_POINT + 1]) - copy)
                 groups[p, g, G_PZ] += w * (float(contact_f[k, CF_POINT + 2]) - copz)
                 groups[p, g, G_F] += w
-                groups[p, g, G_AX] += a * float(contact_f[k, CF_NORMAL])
-                groups[p, g, G_AY] += a * float(contact_f[k, CF_NORMAL + 1])
-                groups[p, g, G_AZ] += a * float(contact_f[k, CF_NORMAL + 2])
                 groups[p, g, G_A] += a
                 groups[p, g, G_C] += float(contact_f[k, CF_STIFFNESS])
                 groups[p, g, G_W] += float(contact_f[k, CF_WEIGHT])
-                groups[p, g, G_N] += 1.0
             used = 0
             for g in range(ng):
-                if groups[p, g, G_N] > 0.0:
+                if groups[p, g, G_A] > 0.0:  # active contacts always have area
                     used += 1
             if used <= active_budget or (cells == 1 and not normal_bins):
                 break
@@ -335,7 +332,7 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
         m12 = 0.0
         m22 = 0.0
         for g in range(ng):
-            if groups[p, g, G_N] <= 0.0:
+            if groups[p, g, G_A] <= 0.0:
                 continue
             w = groups[p, g, G_F]
             if w > 0.0:
@@ -365,7 +362,7 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
         reg = 1e-7 * (m00 + m11 + m22)
         lx, ly, lz = _solve_sym3(m00 + reg, m01, m02, m11 + reg, m12, m22 + reg, tx - rtx, ty - rty, tz - rtz)
         for g in range(ng):
-            if groups[p, g, G_N] <= 0.0:
+            if groups[p, g, G_A] <= 0.0:
                 continue
             gx = groups[p, g, G_FX]
             gy = groups[p, g, G_FY]
@@ -379,16 +376,10 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
                 qx = gx / gmag
                 qy = gy / gmag
                 qz = gz / gmag
-            else:
-                am = math.sqrt(groups[p, g, G_AX] ** 2 + groups[p, g, G_AY] ** 2 + groups[p, g, G_AZ] ** 2)
-                if am > 0.0:
-                    qx = groups[p, g, G_AX] / am
-                    qy = groups[p, g, G_AY] / am
-                    qz = groups[p, g, G_AZ] / am
-                else:
-                    qx = nx
-                    qy = ny
-                    qz = nz
+            else:  # a group of the rim with no pressure yet: the pair's normal
+                qx = nx
+                qy = ny
+                qz = nz
             area = groups[p, g, G_A]
             c = groups[p, g, G_C]
             depth = -gmag / c if c > 0.0 else 0.0
