@@ -114,6 +114,18 @@ def active_config() -> NewtonConfig:
     return _active
 
 
+def hydroelastic_config(config=None) -> HydroelasticConfig:
+    """The :class:`HydroelasticConfig` in ``config`` (a ``NewtonConfig`` or a
+    ``HydroelasticConfig``; ``None``: the active configuration)."""
+    if config is None:
+        config = active_config()
+    if isinstance(config, NewtonConfig):
+        return config.collision_cfg.hydroelastic
+    if isinstance(config, HydroelasticConfig):
+        return config
+    raise ValueError(f"config must be a NewtonConfig or HydroelasticConfig, got {type(config).__name__}")
+
+
 def field_docs(cls) -> dict[str, str]:
     """The docstring written under each field (used by tests and the docs)."""
     import ast

@@ -67,18 +67,22 @@ def inside_fraction(s0, s1, s2):
 
 
 @device_fn
-def triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, s0, s1, s2, gap, voxel):
-    """Whether a patch triangle yields a contact: not degenerate, and either partly inside the
-    overlap (some vertex separation s < 0) or, wholly outside, with depth (mean s) in the gap band."""
+def _cross(x0, y0, z0, x1, y1, z1, x2, y2, z2):
+    """(p1 − p0) × (p2 − p0): twice the area, along the triangle's normal."""
     ux = x1 - x0
     uy = y1 - y0
     uz = z1 - z0
     wx = x2 - x0
     wy = y2 - y0
     wz = z2 - z0
-    nx = uy * wz - uz * wy
-    ny = uz * wx - ux * wz
-    nz = ux * wy - uy * wx
+    return uy * wz - uz * wy, uz * wx - ux * wz, ux * wy - uy * wx
+
+
+@device_fn
+def triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, s0, s1, s2, gap, voxel):
+    """Whether a patch triangle yields a contact: not degenerate, and either partly inside the
+    overlap (some vertex separation s < 0) or, wholly outside, with depth (mean s) in the gap band."""
+    nx, ny, nz = _cross(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     min_area = DEGENERATE_AREA * voxel * voxel
     if 0.25 * (nx * nx + ny * ny + nz * nz) <= min_area * min_area:
         return False
@@ -91,15 +95,7 @@ def triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, s0, s1, s2, gap, vox
 def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, kb, keff):
     """Contact of one patch triangle (B frame) that :func:`triangle_is_contact` accepted. Returns
     (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness, weight)."""
-    ux = x1 - x0
-    uy = y1 - y0
-    uz = z1 - z0
-    wx = x2 - x0
-    wy = y2 - y0
-    wz = z2 - z0
-    nx = uy * wz - uz * wy
-    ny = uz * wx - ux * wz
-    nz = ux * wy - uy * wx
+    nx, ny, nz = _cross(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     length = math.sqrt(nx * nx + ny * ny + nz * nz)
     area = 0.5 * length
     s0 = ea0 + eb0
@@ -118,3 +114,26 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
     pressure = max(0.0, -kb * delta)
     return (False, cx, cy, cz, nx * inv, ny * inv, nz * inv, area_in, depth, pressure, pressure * area_in,
             area_in * keff, area_in * (-delta))
+
+
+@device_fn
+def write_contact(out_f, out_i, o, px, py, pz, nx, ny, nz, area, depth, pressure, force, stiffness, weight,
+                  sa, sb, env, pair, speculative):
+    """Row ``o`` of the packed contact buffers."""
+    out_f[o, CF_POINT] = px
+    out_f[o, CF_POINT + 1] = py
+    out_f[o, CF_POINT + 2] = pz
+    out_f[o, CF_NORMAL] = nx
+    out_f[o, CF_NORMAL + 1] = ny
+    out_f[o, CF_NORMAL + 2] = nz
+    out_f[o, CF_AREA] = area
+    out_f[o, CF_DEPTH] = depth
+    out_f[o, CF_PRESSURE] = pressure
+    out_f[o, CF_FORCE] = force
+    out_f[o, CF_STIFFNESS] = stiffness
+    out_f[o, CF_WEIGHT] = weight
+    out_i[o, CI_SHAPE_A] = sa
+    out_i[o, CI_SHAPE_B] = sb
+    out_i[o, CI_ENV] = env
+    out_i[o, CI_PAIR] = pair
+    out_i[o, CI_SPECULATIVE] = 1 if speculative else 0

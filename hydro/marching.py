@@ -20,9 +20,8 @@ import numpy as np
 from numba import cuda, prange
 
 from .backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
-from .contacts import (CF_AREA, CF_DEPTH, CF_FORCE, CF_NORMAL, CF_POINT, CF_PRESSURE, CF_STIFFNESS, CF_WEIGHT,
-                       CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B, CI_SPECULATIVE, TF_DEPTH, TF_PRESSURE,
-                       TF_VERTICES, triangle_contact, triangle_is_contact)
+from .contacts import (TF_DEPTH, TF_PRESSURE, TF_VERTICES, triangle_contact, triangle_is_contact,
+                       write_contact)
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
                          PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B, b_dir_to_world, b_to_a, b_to_world)
@@ -186,23 +185,9 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_
                                             keff)
                 wx, wy, wz = b_to_world(pair_f, p, cx, cy, cz)
                 wnx, wny, wnz = b_dir_to_world(pair_f, p, nx, ny, nz)
-                contact_f[o, CF_POINT] = wx
-                contact_f[o, CF_POINT + 1] = wy
-                contact_f[o, CF_POINT + 2] = wz
-                contact_f[o, CF_NORMAL] = wnx
-                contact_f[o, CF_NORMAL + 1] = wny
-                contact_f[o, CF_NORMAL + 2] = wnz
-                contact_f[o, CF_AREA] = area
-                contact_f[o, CF_DEPTH] = depth
-                contact_f[o, CF_PRESSURE] = pressure
-                contact_f[o, CF_FORCE] = force
-                contact_f[o, CF_STIFFNESS] = stiffness
-                contact_f[o, CF_WEIGHT] = weight
-                contact_i[o, CI_SHAPE_A] = pair_i[p, PI_SHAPE_A]
-                contact_i[o, CI_SHAPE_B] = pair_i[p, PI_SHAPE_B]
-                contact_i[o, CI_ENV] = pair_i[p, PI_ENV]
-                contact_i[o, CI_PAIR] = p
-                contact_i[o, CI_SPECULATIVE] = 1 if speculative else 0
+                write_contact(contact_f, contact_i, o, wx, wy, wz, wnx, wny, wnz, area, depth, pressure, force,
+                              stiffness, weight, pair_i[p, PI_SHAPE_A], pair_i[p, PI_SHAPE_B], pair_i[p, PI_ENV], p,
+                              speculative)
                 if triangle_f.shape[0] > o:  # the optional vertex output (a 1-row dummy when off)
                     _write_vertex(triangle_f, o, 0, pair_f, p, x0, y0, z0, ea0, eb0, kb)
                     _write_vertex(triangle_f, o, 1, pair_f, p, x1, y1, z1, ea1, eb1, kb)

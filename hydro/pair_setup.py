@@ -173,28 +173,28 @@ PAIR_SETUP = KernelPair("pair_setup", _pair_setup_cpu, _pair_setup_cuda)
 
 
 @device_fn
+def _rotate(pair_f, p, r, x, y, z):
+    """The row-major 3×3 rotation stored at pair_f[p, r:r+9] applied to (x, y, z)."""
+    return (pair_f[p, r] * x + pair_f[p, r + 1] * y + pair_f[p, r + 2] * z,
+            pair_f[p, r + 3] * x + pair_f[p, r + 4] * y + pair_f[p, r + 5] * z,
+            pair_f[p, r + 6] * x + pair_f[p, r + 7] * y + pair_f[p, r + 8] * z)
+
+
+@device_fn
 def b_to_a(pair_f, p, x, y, z):
     """A B-local point in A's local frame."""
-    return (pair_f[p, PF_R_AB] * x + pair_f[p, PF_R_AB + 1] * y + pair_f[p, PF_R_AB + 2] * z + pair_f[p, PF_T_AB],
-            pair_f[p, PF_R_AB + 3] * x + pair_f[p, PF_R_AB + 4] * y + pair_f[p, PF_R_AB + 5] * z
-            + pair_f[p, PF_T_AB + 1],
-            pair_f[p, PF_R_AB + 6] * x + pair_f[p, PF_R_AB + 7] * y + pair_f[p, PF_R_AB + 8] * z
-            + pair_f[p, PF_T_AB + 2])
+    ax, ay, az = _rotate(pair_f, p, PF_R_AB, x, y, z)
+    return ax + pair_f[p, PF_T_AB], ay + pair_f[p, PF_T_AB + 1], az + pair_f[p, PF_T_AB + 2]
 
 
 @device_fn
 def b_to_world(pair_f, p, x, y, z):
     """A B-local point in the world."""
-    return (pair_f[p, PF_R_WB] * x + pair_f[p, PF_R_WB + 1] * y + pair_f[p, PF_R_WB + 2] * z + pair_f[p, PF_T_WB],
-            pair_f[p, PF_R_WB + 3] * x + pair_f[p, PF_R_WB + 4] * y + pair_f[p, PF_R_WB + 5] * z
-            + pair_f[p, PF_T_WB + 1],
-            pair_f[p, PF_R_WB + 6] * x + pair_f[p, PF_R_WB + 7] * y + pair_f[p, PF_R_WB + 8] * z
-            + pair_f[p, PF_T_WB + 2])
+    wx, wy, wz = _rotate(pair_f, p, PF_R_WB, x, y, z)
+    return wx + pair_f[p, PF_T_WB], wy + pair_f[p, PF_T_WB + 1], wz + pair_f[p, PF_T_WB + 2]
 
 
 @device_fn
 def b_dir_to_world(pair_f, p, x, y, z):
     """A B-local direction in the world."""
-    return (pair_f[p, PF_R_WB] * x + pair_f[p, PF_R_WB + 1] * y + pair_f[p, PF_R_WB + 2] * z,
-            pair_f[p, PF_R_WB + 3] * x + pair_f[p, PF_R_WB + 4] * y + pair_f[p, PF_R_WB + 5] * z,
-            pair_f[p, PF_R_WB + 6] * x + pair_f[p, PF_R_WB + 7] * y + pair_f[p, PF_R_WB + 8] * z)
+    return _rotate(pair_f, p, PF_R_WB, x, y, z)

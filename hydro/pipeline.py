@@ -20,7 +20,7 @@ import numpy as np
 
 from .backend import SERIAL_BELOW, get_device
 from .broad_phase import SWEEP, shape_boxes, sweep_order
-from .config import HydroelasticConfig, NewtonConfig, active_config
+from .config import hydroelastic_config
 from .contacts import CF_COUNT, CI_COUNT, TF_COUNT
 from .marching import BLOCK_POINTS, MARCHING_CUBES
 from .pair_setup import PAIR_SETUP, PF_COUNT, PI_COUNT
@@ -31,16 +31,6 @@ from .types import CollisionResult, Contacts, Overflow
 
 class ContactOverflowError(RuntimeError):
     """Raised (with ``overflow="raise"``) when a buffer with an explicit capacity is too small."""
-
-
-def _hydro_config(config) -> HydroelasticConfig:
-    if config is None:
-        config = active_config()
-    if isinstance(config, NewtonConfig):
-        return config.collision_cfg.hydroelastic
-    if isinstance(config, HydroelasticConfig):
-        return config
-    raise ValueError(f"config must be a NewtonConfig or HydroelasticConfig, got {type(config).__name__}")
 
 
 class _Buffer:
@@ -80,7 +70,7 @@ class HydroelasticPipeline:
 
     def __init__(self, model, config=None, *, device="cpu"):
         self.model = model
-        self.config = _hydro_config(config)
+        self.config = hydroelastic_config(config)
         self.device = get_device(device)
         dev = self.device
         n = len(model.shape_path)

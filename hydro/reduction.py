@@ -35,7 +35,7 @@ from numba import cuda, prange
 
 from .backend import KernelPair, cpu_kernel, cuda_kernel, device_fn, get_device
 from .contacts import (CF_AREA, CF_COUNT, CF_DEPTH, CF_FORCE, CF_NORMAL, CF_POINT, CF_PRESSURE, CF_STIFFNESS,
-                       CF_WEIGHT, CI_COUNT, CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B, CI_SPECULATIVE)
+                       CF_WEIGHT, CI_COUNT, CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B, CI_SPECULATIVE, write_contact)
 from .types import Contacts, Overflow
 
 SPECULATIVE_SLOTS = 4
@@ -116,28 +116,6 @@ def _solve_sym3(a00, a01, a02, a11, a12, a22, b0, b1, b2):
     inv = 1.0 / det
     return ((c00 * b0 + c01 * b1 + c02 * b2) * inv, (c01 * b0 + c11 * b1 + c12 * b2) * inv,
             (c02 * b0 + c12 * b1 + c22 * b2) * inv)
-
-
-@device_fn
-def _write_contact(out_f, out_i, o, px, py, pz, nx, ny, nz, area, depth, pressure, force, stiffness, weight,
-                   sa, sb, env, pair, speculative):
-    out_f[o, CF_POINT] = px
-    out_f[o, CF_POINT + 1] = py
-    out_f[o, CF_POINT + 2] = pz
-    out_f[o, CF_NORMAL] = nx
-    out_f[o, CF_NORMAL + 1] = ny
-    out_f[o, CF_NORMAL + 2] = nz
-    out_f[o, CF_AREA] = area
-    out_f[o, CF_DEPTH] = depth
-    out_f[o, CF_PRESSURE] = pressure
-    out_f[o, CF_FORCE] = force
-    out_f[o, CF_STIFFNESS] = stiffness
-    out_f[o, CF_WEIGHT] = weight
-    out_i[o, CI_SHAPE_A] = sa
-    out_i[o, CI_SHAPE_B] = sb
-    out_i[o, CI_ENV] = env
-    out_i[o, CI_PAIR] = pair
-    out_i[o, CI_SPECULATIVE] = 1 if speculative else 0
 
 
 @device_fn
@@ -384,7 +362,7 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
             c = groups[p, g, G_C]
             depth = -gmag / c if c > 0.0 else 0.0
             pressure = gmag / area if area > 0.0 else 0.0
-            _write_contact(out_f, out_i, o, px, py, pz, qx, qy, qz, area, depth, pressure, gmag, c,
+            write_contact(out_f, out_i, o, px, py, pz, qx, qy, qz, area, depth, pressure, gmag, c,
                            groups[p, g, G_W], sa, sb, env, p, False)
             o += 1
     # 5. speculative contacts: a 2×2 grid of their extent, mean position and normal, least depth
@@ -440,7 +418,7 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
                 qx = nx
                 qy = ny
                 qz = nz
-            _write_contact(out_f, out_i, o, groups[p, g, G_PX] / cnt, groups[p, g, G_PY] / cnt,
+            write_contact(out_f, out_i, o, groups[p, g, G_PX] / cnt, groups[p, g, G_PY] / cnt,
                            groups[p, g, G_PZ] / cnt, qx, qy, qz, 0.0, groups[p, g, G_F], 0.0, 0.0, 0.0, 0.0,
                            sa, sb, env, p, True)
             o += 1

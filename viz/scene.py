@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from hydro.config import HydroelasticConfig, NewtonConfig, active_config
+from hydro.config import hydroelastic_config
 from hydro.transforms import check_poses, quat_rotate
 
 from .contacts import ContactLayer, ContactSettings
@@ -43,16 +43,6 @@ class ViewSettings:
     net and per-pair forces, centres of pressure)."""
 
 
-def _hydro_config(config) -> HydroelasticConfig:
-    if config is None:
-        config = active_config()
-    if isinstance(config, NewtonConfig):
-        return config.collision_cfg.hydroelastic
-    if isinstance(config, HydroelasticConfig):
-        return config
-    raise ValueError(f"config must be a NewtonConfig or HydroelasticConfig, got {type(config).__name__}")
-
-
 def _private_model(model):
     """A shallow copy whose editable parts (stiffness, SDF lists) are the copy's own."""
     return replace(model, shape_stiffness=np.array(model.shape_stiffness, dtype=float), sdf_specs=list(model.sdf_specs),
@@ -70,7 +60,7 @@ class SceneView:
         self.state = state if state is not None else model.state()
         self.state.body_q = np.array(self.state.body_q, dtype=float)
         self.initial_body_q = self.state.body_q.copy()
-        self.config = _hydro_config(config)
+        self.config = hydroelastic_config(config)
         self.device = device
         self.settings = settings or ViewSettings()
         self.sensors = {}
