@@ -99,7 +99,10 @@ def _nice_ticks(lo, hi, count=5):
 
 
 def _label(v, step):
-    digits = max(0, -int(math.floor(math.log10(step)))) if step < 1 else 0
+    """``v`` with as many decimals as the tick step needs (2.5 → one, 0.02 → two)."""
+    digits = 0
+    while digits < 8 and abs(round(step, digits) - step) > 1e-9 * step:
+        digits += 1
     return f"{v:.{digits}f}"
 
 
