@@ -31,6 +31,8 @@ from hydro.model import ModelBuilder
 from hydro.pipeline import HydroelasticPipeline
 from hydro.sdf import SDFSettings
 
+from _timing import median_collide_ms  # noqa: E402  (scripts/ is on sys.path when run)
+
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
@@ -66,24 +68,13 @@ def measure(model, device, repeat, reduce=True):
     cfg = HydroelasticConfig(reduce_contacts=reduce)
     pipe = HydroelasticPipeline(model, cfg, device=device)
     poses = model.shape_world_poses(model.state())
-    pipe.collide(poses)
-    pipe.collide(poses)
-    times = []
-    stage = {}
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        res = pipe.collide(poses)
-        times.append(time.perf_counter() - t0)
-        for k, v in res.timings_ms.items():
-            stage.setdefault(k, []).append(v)
+    t_ms, res, stage = median_collide_ms(pipe, poses, repeat)
     # memory in a separate call: tracing allocations slows them down
     tracemalloc.start()
     pipe.collide(poses)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    t = float(np.median(times))
-    stage = {k: float(np.median(v)) for k, v in stage.items()}
-    return t, res, stage, workspace_bytes(pipe) + peak
+    return t_ms / 1e3, res, stage, workspace_bytes(pipe) + peak
 
 
 def row(name, t, res, stage, mem, unreduced_t=None):

@@ -34,6 +34,7 @@ import argparse
 import datetime
 import os
 import platform
+import sys
 import time
 
 import numpy as np
@@ -44,6 +45,9 @@ from hydro.geometry import Box, Sphere
 from hydro.model import ModelBuilder
 from hydro.pipeline import HydroelasticPipeline
 from hydro.sdf import SDFSettings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import median_collide_ms  # noqa: E402
 
 K = 1e9
 R = 0.1
@@ -93,14 +97,7 @@ def hydro_case(scene, depth, resolution, device, repeat, threads):
         import numba
 
         numba.set_num_threads(n)
-        pipe.collide(poses)
-        pipe.collide(poses)
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            res = pipe.collide(poses)
-            times.append(time.perf_counter() - t0)
-        out[n] = float(np.median(times)) * 1e3
+        out[n], res, _ = median_collide_ms(pipe, poses, repeat)
     c = res.contacts
     sign = np.where(c.shape_b == 1, 1.0, -1.0)
     fz = float((c.force_vectors()[:, 2] * sign).sum())

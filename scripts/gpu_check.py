@@ -36,6 +36,9 @@ from hydro.pipeline import HydroelasticPipeline
 from hydro.sdf import SDFSettings
 from hydro.transforms import quat_from_axis_angle
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import median_collide_ms  # noqa: E402
+
 K = 1e9
 SDF = SDFSettings(max_resolution=64)
 
@@ -125,14 +128,8 @@ def parity(device_a="cpu", device_b="cuda", scenes=None) -> bool:
 def time_collide(model, device, repeat):
     pipe = HydroelasticPipeline(model, HydroelasticConfig(), device=device)
     poses = model.shape_world_poses(model.state())
-    pipe.collide(poses)
-    pipe.collide(poses)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        res = pipe.collide(poses)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)) * 1e3, res.counts.get("triangles", 0), len(res.contacts)
+    ms, res, _ = median_collide_ms(pipe, poses, repeat)
+    return ms, res.counts.get("triangles", 0), len(res.contacts)
 
 
 def main(argv=None) -> int:
