@@ -35,7 +35,6 @@ __all__ = [
     "device_fn",
     "get_device",
     "KERNELS",
-    "SCAN",
 ]
 
 CUDASIM = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
@@ -273,13 +272,6 @@ def _scan_add_cuda(n, out, block_offsets, values):
         out[i] += block_offsets[i // _SCAN_TPB]
         if i == n - 1:
             out[n] = out[i] + values[i]
-
-
-class _ScanKernels:
-    name = "exclusive_scan"
-
-
-SCAN = _ScanKernels()
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from .contacts import CF_COUNT, CI_COUNT, TF_COUNT
 from .marching import BLOCK_POINTS, MARCHING_CUBES
 from .pair_setup import PAIR_SETUP, PF_COUNT, PI_COUNT
 from .refine import INTERFACE_CONTINUOUS, INTERFACE_SWITCHED, REFINE_BRICKS, REFINE_CHILDREN
-from .transforms import check_poses, quat_to_matrix
+from .transforms import check_poses
 from .types import CollisionResult, Contacts, Overflow
 
 

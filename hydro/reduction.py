@@ -444,7 +444,7 @@ REDUCE = KernelPair("reduction.reduce", _reduce_cpu, _reduce_cuda, serial_below=
 
 
 @device_fn
-def _compact_item(j, budget, n_pairs, slot_f, slot_i, counts, offsets, out_f, out_i, capacity):
+def _compact_item(j, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity):
     p = j // budget
     k = j - p * budget
     if k >= counts[p]:
@@ -459,16 +459,16 @@ def _compact_item(j, budget, n_pairs, slot_f, slot_i, counts, offsets, out_f, ou
 
 
 @cpu_kernel
-def _compact_cpu(n, budget, n_pairs, slot_f, slot_i, counts, offsets, out_f, out_i, capacity):
+def _compact_cpu(n, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity):
     for j in prange(n):
-        _compact_item(j, budget, n_pairs, slot_f, slot_i, counts, offsets, out_f, out_i, capacity)
+        _compact_item(j, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity)
 
 
 @cuda_kernel
-def _compact_cuda(n, budget, n_pairs, slot_f, slot_i, counts, offsets, out_f, out_i, capacity):
+def _compact_cuda(n, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity):
     j = cuda.grid(1)
     if j < n:
-        _compact_item(j, budget, n_pairs, slot_f, slot_i, counts, offsets, out_f, out_i, capacity)
+        _compact_item(j, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity)
 
 
 COMPACT = KernelPair("reduction.compact", _compact_cpu, _compact_cuda)
@@ -508,7 +508,7 @@ def reduce_on_device(device, workspace, n_pairs, n_contacts, contact_f, contact_
     device.launch(REDUCE, n_pairs, n_contacts, contact_f, contact_i, b, workspace.groups, workspace.slot_f,
                   workspace.slot_i, workspace.counts)
     total = device.exclusive_scan(workspace.counts, workspace.offsets, n_pairs)
-    device.launch(COMPACT, n_pairs * b, b, n_pairs, workspace.slot_f, workspace.slot_i, workspace.counts,
+    device.launch(COMPACT, n_pairs * b, b, workspace.slot_f, workspace.slot_i, workspace.counts,
                   workspace.offsets, out_f, out_i, capacity)
     return min(total, capacity), total
 

@@ -26,7 +26,7 @@ import numpy as np
 from numba import cuda, njit, prange
 
 from .backend import KernelPair, cpu_kernel, cuda_kernel, device_fn, get_device
-from .geometry import MESH, Geometry, Mesh
+from .geometry import MESH, Geometry
 
 BRICK = 8  # voxels per brick edge
 BRICK_SAMPLES = BRICK + 1

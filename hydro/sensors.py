@@ -187,7 +187,6 @@ class ContactSensor:
         cfg = self.cfg
         E = model.num_envs
         paths, envs, self._actor_of_shape = actor_table(model)
-        self._actor_paths = paths
         shape_paths = list(model.shape_path)
         shape_env = np.asarray(model.shape_env, dtype=np.int64)
         self._shape_level = cfg.sensor_shape_prim_expr is not None

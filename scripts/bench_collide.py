@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import time
 import tracemalloc
 
 import numpy as np

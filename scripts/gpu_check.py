@@ -25,7 +25,6 @@ import datetime
 import os
 import platform
 import sys
-import time
 
 import numpy as np
 

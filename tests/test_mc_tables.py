@@ -5,7 +5,6 @@ topology (closed, consistently oriented) and closed forms (sphere area and volum
 """
 
 import importlib.util
-import itertools
 import math
 from pathlib import Path
 

@@ -1,6 +1,5 @@
 """Compile every CUDA kernel to real PTX for sm_90, so typing errors fail without a GPU."""
 
-import numpy as np
 import pytest
 
 from hydro import backend
