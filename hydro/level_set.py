@@ -53,6 +53,12 @@ class MarchingCubesMesh:
     vertex_t: np.ndarray
     face_cell: np.ndarray
 
+    def interpolate(self, values) -> np.ndarray:
+        """``values`` (same grid shape) at the vertices, linearly along each crossed edge."""
+        flat = np.asarray(values, dtype=np.float64).reshape(-1)
+        a = flat[self.vertex_lower]
+        return a + self.vertex_t * (flat[self.vertex_upper] - a)
+
 
 def mesh_area(vertices, faces) -> float:
     """Total area of a triangle mesh (m²)."""
