@@ -67,7 +67,7 @@ def _cmd_sdf(args) -> int:
 def _collide_config(args):
     from dataclasses import replace
 
-    from .config import active_config
+    from .contact.config import active_config
 
     hydro_cfg = active_config().collision_cfg.hydroelastic
     if args.no_reduce:
@@ -78,8 +78,8 @@ def _collide_config(args):
 def _cmd_collide(args) -> int:
     import json
 
-    from .pipeline import HydroelasticPipeline
-    from .usd_io import load_usd
+    from .contact.pipeline import HydroelasticPipeline
+    from .scene.usd_io import load_usd
 
     model = load_usd(args.scene)
     cfg = _collide_config(args)
@@ -132,26 +132,39 @@ def _cmd_collide(args) -> int:
 
 
 def _cmd_validate(args) -> int:
-    from .validate import cli_validate
+    """``hydro validate SCENE``: print every finding, return 1 if any is an error, else 0."""
+    from .scene.usd_io import validate_usd
+    from .scene.validate import ERROR, WARNING
 
-    return cli_validate(args.scene)
+    findings = validate_usd(args.scene)
+    for f in findings:
+        print(f)
+    n_err = sum(f.severity == ERROR for f in findings)
+    n_warn = sum(f.severity == WARNING for f in findings)
+    print(f"{args.scene}: {n_err} error(s), {n_warn} warning(s)", file=sys.stderr)
+    return 1 if n_err else 0
 
 
-def _cmd_view(args) -> int:
-    from viz.cli import run  # the viewer lives in viz/, the only package that imports Polyscope
+#: Entry-point group through which other packages add subcommands (``viz`` adds ``view``): each
+#: entry point names a function ``register(subparsers)`` that adds its parser and sets ``func``.
+COMMAND_GROUP = "hydro.commands"
 
-    return run(args)
+
+def _plugin_commands():
+    from importlib.metadata import entry_points
+
+    return sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name)
 
 
 def _cmd_run(args) -> int:
-    from .run import run_scene
+    from .tools.run import run_scene
 
     run_scene(args.scene, steps=args.steps, dt=args.dt, num_envs=args.num_envs, out_dir=args.out, device=args.device)
     return 0
 
 
 def _cmd_example(args) -> int:
-    from .examples import run_example
+    from .tools.examples import run_example
 
     return run_example(args.name, **({"steps": args.steps} if args.steps else {}))
 
@@ -181,11 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     c.set_defaults(func=_cmd_collide)
 
-    w = sub.add_parser("view", help="open the Polyscope viewer; with --screenshot render headless (EGL) and exit")
-    from viz.cli import add_arguments  # argument definitions only; Polyscope loads when the command runs
-
-    add_arguments(w)
-    w.set_defaults(func=_cmd_view)
+    for ep in _plugin_commands():  # e.g. ``view`` from viz (hydro itself never imports the viewer)
+        ep.load()(sub)
 
     r = sub.add_parser("run", help="step a scene with the built-in solver; write trajectories, sensor data and a plot")
     r.add_argument("scene", help="a .usda/.usd/.usdc file")
@@ -196,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
     r.set_defaults(func=_cmd_run)
 
-    from .examples import EXAMPLES
+    from .tools.examples import EXAMPLES
 
     e = sub.add_parser("example", help="run a commented example from hydro/examples")
     e.add_argument("name", choices=sorted(EXAMPLES), help="; ".join(f"{k}: {v[1]}" for k, v in EXAMPLES.items()))

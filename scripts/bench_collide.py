@@ -24,10 +24,10 @@ import tracemalloc
 
 import numpy as np
 
-from hydro.config import HydroelasticConfig
+from hydro.contact.config import HydroelasticConfig
 from hydro.geometry import Box
-from hydro.model import ModelBuilder
-from hydro.pipeline import HydroelasticPipeline
+from hydro.scene.model import ModelBuilder
+from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.sdf import SDFSettings
 
 from _timing import median_collide_ms  # noqa: E402  (scripts/ is on sys.path when run)
@@ -97,7 +97,7 @@ def main():
     if "cuda" in devices and not cuda.is_available():
         print("# no CUDA GPU here: CPU only")
         devices = ["cpu"]
-    from hydro.usd_io import load_usd
+    from hydro.scene.usd_io import load_usd
 
     threads = os.environ.get("NUMBA_NUM_THREADS", "all cores")
 

@@ -3,7 +3,7 @@
     pip install -e '.[peers]'          # drake (about 42 MB)
     NUMBA_NUM_THREADS=2 python scripts/bench_peers.py [--repeat 15] [--depth 0.01]
 
-Scenes (equal stiffness k = 1e9 N/m³, overlap d, closed forms from ``hydro.analytic``):
+Scenes (equal stiffness k = 1e9 N/m³, overlap d, closed forms from ``hydro.tools.analytic``):
 sphere R = 0.1 m on a 0.5 × 0.5 × 0.2 m box; a 0.1 m cube resting flat on a 0.4 × 0.4 × 0.2 m
 box; two spheres R = 0.1 m. For each scene and each of two resolutions (hydro's
 ``max_resolution`` 64 and 128), one row: hydro's ``collide`` (unreduced patch, CPU with one
@@ -39,11 +39,11 @@ import time
 
 import numpy as np
 
-from hydro import analytic
-from hydro.config import HydroelasticConfig
+from hydro.tools import analytic
+from hydro.contact.config import HydroelasticConfig
 from hydro.geometry import Box, Sphere
-from hydro.model import ModelBuilder
-from hydro.pipeline import HydroelasticPipeline
+from hydro.scene.model import ModelBuilder
+from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.sdf import SDFSettings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -16,7 +16,8 @@ import time
 import numpy as np
 
 from hydro.geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Sphere
-from hydro.sdf import SAMPLE_PHI, SDFSettings, build_sdf
+from hydro.sdf import SDFSettings, build_sdf
+from hydro.sdf.sample import SAMPLE_PHI
 from hydro.backend import Device
 
 

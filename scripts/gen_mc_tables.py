@@ -1,8 +1,8 @@
-"""Generate ``hydro/mc_tables.py``: the marching-cubes lookup tables, derived, not pasted.
+"""Generate ``hydro/contact/mc_tables.py``: the marching-cubes lookup tables, derived, not pasted.
 
 Usage::
 
-    python scripts/gen_mc_tables.py           # (re)write hydro/mc_tables.py
+    python scripts/gen_mc_tables.py           # (re)write hydro/contact/mc_tables.py
     python scripts/gen_mc_tables.py --check   # exit 1 if the checked-in file is stale
 
 Conventions (the rest of hydro depends on them):
@@ -54,7 +54,7 @@ from itertools import combinations
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TABLES_PATH = REPO_ROOT / "hydro" / "mc_tables.py"
+TABLES_PATH = REPO_ROOT / "hydro" / "contact" / "mc_tables.py"
 SCRIPT_NAME = "scripts/gen_mc_tables.py"
 MAX_TRIANGLES_ALLOWED = 5
 QUALITY_DECIMALS = 9  # triangle qualities are compared rounded, so float noise cannot decide

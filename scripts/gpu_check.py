@@ -28,10 +28,10 @@ import sys
 
 import numpy as np
 
-from hydro.config import HydroelasticConfig
+from hydro.contact.config import HydroelasticConfig
 from hydro.geometry import Box, Sphere
-from hydro.model import ModelBuilder
-from hydro.pipeline import HydroelasticPipeline
+from hydro.scene.model import ModelBuilder
+from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.sdf import SDFSettings
 from hydro.transforms import quat_from_axis_angle
 

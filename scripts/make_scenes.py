@@ -449,7 +449,7 @@ def boxes_envs():
     f = k_eff(k, k) * v
     return text(stage, f"""
 boxes_envs: a box resting on a global ground, in a template env meant to be replicated:
-load it with num_envs = E (hydro.usd_io.load_usd(path, num_envs=E, env_spacing=2.0)) to get
+load it with num_envs = E (hydro.scene.usd_io.load_usd(path, num_envs=E, env_spacing=2.0)) to get
 /World/envs/env_0 ... env_(E-1) on a square grid, all resting on the same ground and sharing
 their SDFs.
 Units: SI (m, kg, s); Z-up; gravity 9.81 m/s^2 along -Z.

@@ -5,7 +5,7 @@
                             [--reduce false] [--budget 32] [--tilt 0] [--edge-clamp 0.02]
                             [--workers N | --scheduler tcp://HOST:8786] [--out out/experiments/sweep.csv]
 
-Every comma-separated list is one axis; the grid is scenes × all axes (see ``hydro.sweep``).
+Every comma-separated list is one axis; the grid is scenes × all axes (see ``hydro.tools.sweep``).
 Each setting runs one ``collide`` of the scene (SDFs built once per worker process) and gives
 one CSV row: the setting, the measured force/torque/area/centre of pressure, the closed form
 where one exists and the relative errors, and the time of the call. By default the settings run
@@ -24,7 +24,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "experiments"))
 import _common  # noqa: E402
 
-from hydro.sweep import SCENES, grid, measure, run_sweep  # noqa: E402
+from hydro.tools.sweep import SCENES, grid, measure, run_sweep  # noqa: E402
 
 
 def _floats(text):

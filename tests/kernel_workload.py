@@ -4,9 +4,9 @@ import numpy as np
 
 
 def exercise_all_kernels(device):
-    from hydro.config import HydroelasticConfig
+    from hydro.contact.config import HydroelasticConfig
     from hydro.geometry import Box, Sphere
-    from hydro.pipeline import HydroelasticPipeline
+    from hydro.contact.pipeline import HydroelasticPipeline
     from hydro.sdf import SDFPack, SDFSettings, build_sdf
     from pipeline_util import pose, shapes
 
@@ -21,7 +21,7 @@ def exercise_all_kernels(device):
     poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045))])
     HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=True), device=device).collide(poses)
 
-    from hydro.contact_data import launch_contact_data
+    from hydro.sim.contact_data import launch_contact_data
     from test_contact_data import random_case
 
     launch_contact_data(device, **random_case(0, n=40), max_contact_data_count=3, points_in_world_space=False)

@@ -101,7 +101,7 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False):
     A is the coarser shape (ties: B is the higher index), as in the pipeline. Returns a dict of
     arrays: point, normal, area, depth, pressure, force, stiffness, weight, speculative.
     """
-    from hydro.mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
+    from hydro.contact.mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
     from hydro.transforms import pose_inverse, pose_transform_points, quat_rotate
 
     sa, sb = model.sdfs[model.shape_sdf[a]], model.sdfs[model.shape_sdf[b]]

@@ -1,4 +1,4 @@
-"""A slow, obviously correct NumPy twin of hydro.contact_data.launch_contact_data."""
+"""A slow, obviously correct NumPy twin of hydro.sim.contact_data.launch_contact_data."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Slow, obviously correct NumPy marching cubes driven by hydro.mc_tables (a test reference).
+"""Slow, obviously correct NumPy marching cubes driven by hydro.contact.mc_tables (a test reference).
 
 Vertices are keyed by their global grid edge, so the two to four cells around an edge share one
 vertex with one position, and mesh connectivity can be checked by vertex index alone.
@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hydro.mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
+from hydro.contact.mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 
 
 class SurfaceMesh(NamedTuple):

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from hydro.geometry import Box
-from hydro.model import ModelBuilder
+from hydro.scene.model import ModelBuilder
 from hydro.sdf import SDFSettings
 from hydro.transforms import quat_from_axis_angle, quat_rotate
 
@@ -45,7 +45,7 @@ def box_on_ground(*, height=0.0, tilt=0.0, mu=0.5, ground=(1.0, 1.0, 0.2), num_e
 
 def fake_sim(model, dt=0.01):
     """What a sensor needs of a simulation, for feeding it frames by hand."""
-    from hydro.simulation import ContactFrame
+    from hydro.sim.simulation import ContactFrame
 
     return SimpleNamespace(model=model, physics_dt=dt, state=model.state(), step_count=0,
                            last_frame=ContactFrame.empty())
@@ -53,7 +53,7 @@ def fake_sim(model, dt=0.01):
 
 def frame(model, rows):
     """A ContactFrame from rows ``(shape_a, shape_b, normal_force_on_b (3,), friction_on_b (3,), point (3,))``."""
-    from hydro.simulation import ContactFrame
+    from hydro.sim.simulation import ContactFrame
 
     if not rows:
         return ContactFrame.empty()

@@ -67,7 +67,7 @@ def test_parallel_and_serial_builds_are_cached_apart(tmp_path):
     import sys
 
     code = (
-        "import numpy as np, hydro.sdf as S\n"
+        "import numpy as np, hydro.sdf.sample as S\n"
         "k = S.SAMPLE_PHI.cpu\n"
         "print(k.parallel.py_func.__qualname__, k.serial.py_func.__qualname__)\n"
         "args = (np.zeros(1, np.int32), np.zeros((1, 3)), np.zeros((1, 10)), np.zeros((1, 11), np.int32),\n"

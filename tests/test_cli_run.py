@@ -77,7 +77,7 @@ def test_the_contact_sensor_example_prints_what_it_reads():
 
 
 def test_plot_tick_labels_keep_the_decimals_their_step_needs():
-    from hydro.plot_png import _label
+    from hydro.tools.plot_png import _label
 
     assert [_label(v, 2.5) for v in (0.0, 2.5, 7.5, 10.0)] == ["0.0", "2.5", "7.5", "10.0"]
     assert _label(0.04, 0.02) == "0.04" and _label(10.0, 5.0) == "10"

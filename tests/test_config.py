@@ -4,7 +4,7 @@ from dataclasses import fields
 
 import pytest
 
-from hydro.config import (CollisionConfig, HydroelasticConfig, NewtonConfig, active_config, configure_newton,
+from hydro.contact.config import (CollisionConfig, HydroelasticConfig, NewtonConfig, active_config, configure_newton,
                           field_docs)
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hydro.contact_data import launch_contact_data
+from hydro.sim.contact_data import launch_contact_data
 from naive_contact_data import reference_contact_data
 
 
@@ -90,7 +90,7 @@ def test_bad_maps_are_refused():
 
 
 def test_the_simulation_packs_its_last_contacts_per_sensor_and_filter():
-    from hydro.simulation import Simulation
+    from hydro.sim.simulation import Simulation
     from sim_util import box_on_ground
 
     sim = Simulation(box_on_ground(boxes=2), dt=1 / 60)

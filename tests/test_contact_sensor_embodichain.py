@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hydro.contact_sensor_embodichain import (ArticulationContactFilterCfg, ContactSensor, ContactSensorCfg)
+from hydro.sim.embodichain import (ArticulationContactFilterCfg, ContactSensor, ContactSensorCfg)
 from sim_util import fake_sim, frame, ground_push, robot_scene, shape
 
 DT = 0.01

@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from hydro import analytic
-from hydro.sweep import NONDETERMINISTIC, Setting, grid, measure, run_sweep
+from hydro.tools import analytic
+from hydro.tools.sweep import NONDETERMINISTIC, Setting, grid, measure, run_sweep
 
 EXPERIMENTS = os.path.join(os.path.dirname(__file__), "..", "scripts", "experiments")
 
@@ -264,8 +264,8 @@ def test_gpu_check_compares_contact_tables():
     scenes = {k: v for k, v in g.parity_scenes().items() if k == "two spheres"}
     assert g.parity("cpu", "cpu", scenes=scenes)
     model = scenes["two spheres"]
-    from hydro.config import HydroelasticConfig
-    from hydro.pipeline import HydroelasticPipeline
+    from hydro.contact.config import HydroelasticConfig
+    from hydro.contact.pipeline import HydroelasticPipeline
 
     c = HydroelasticPipeline(model, HydroelasticConfig(reduce_contacts=False)).collide(
         model.shape_world_poses(model.state())).contacts
@@ -280,7 +280,7 @@ def test_gpu_check_compares_contact_tables():
 
 
 def test_flat_box_rests_still_on_a_patch_and_rocks_on_a_single_point():
-    pytest.importorskip("hydro.simulation")
+    pytest.importorskip("hydro.sim.simulation")
     exp = _script("flat_stability")
     rows = exp.run_case("hydroelastic", "resting", duration=0.25, resolution=32)
     rows += exp.run_case("single point", "resting", duration=0.25, resolution=32)

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import naive_mc
-from hydro import mc_tables
+from hydro.contact import mc_tables
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 GENERATOR_PATH = REPO_ROOT / "scripts" / "gen_mc_tables.py"
-TABLES_PATH = REPO_ROOT / "hydro" / "mc_tables.py"
+TABLES_PATH = REPO_ROOT / "hydro" / "contact" / "mc_tables.py"
 
 # The conventions, written out by hand (not derived from the code under test).
 EXPECTED_CORNER_OFFSETS = [

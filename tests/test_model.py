@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from hydro.geometry import Box, Cylinder, Heightfield, Mesh, Plane, Sphere
-from hydro.model import DEFAULT_DENSITY, IDENTITY, Model, ModelBuilder, State, env_grid
+from hydro.scene.model import DEFAULT_DENSITY, IDENTITY, Model, ModelBuilder, State, env_grid
 from hydro.sdf import SDFSettings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -352,7 +352,7 @@ def test_authored_envs_are_kept_and_num_envs_must_agree():
 
 
 def test_importing_the_model_does_not_import_pxr():
-    code = "import sys, hydro.model, hydro.validate, hydro.cli; assert 'pxr' not in sys.modules, 'pxr imported'"
+    code = "import sys, hydro.scene.model, hydro.scene.validate, hydro.cli; assert 'pxr' not in sys.modules, 'pxr imported'"
     env = dict(os.environ, PYTHONPATH=ROOT)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

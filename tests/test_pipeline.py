@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import naive
-from hydro.config import HydroelasticConfig
+from hydro.contact.config import HydroelasticConfig
 from hydro.geometry import Box, Sphere
-from hydro.pipeline import ContactOverflowError, HydroelasticPipeline
+from hydro.contact.pipeline import ContactOverflowError, HydroelasticPipeline
 from pipeline_util import pose, rigid_motion, shapes
 
 K = 1e9
@@ -358,7 +358,7 @@ def test_shapes_of_one_body_or_other_envs_never_pair():
 
 
 def test_the_workspace_is_reused_across_calls():
-    from hydro.pipeline import _Buffer
+    from hydro.contact.pipeline import _Buffer
 
     m, poses = sphere_on_box(0.01)
     pipe = HydroelasticPipeline(m, HydroelasticConfig())

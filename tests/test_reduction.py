@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hydro.config import HydroelasticConfig
+from hydro.contact.config import HydroelasticConfig
 from hydro.geometry import Box, Capsule, Cylinder, Sphere
-from hydro.pipeline import HydroelasticPipeline
-from hydro.reduction import reduce_contacts
+from hydro.contact.pipeline import HydroelasticPipeline
+from hydro.contact.reduction import reduce_contacts
 from pipeline_util import pose, shapes
 
 K = 1e9
@@ -147,9 +147,9 @@ _DETERMINISM_SCRIPT = r"""
 import sys, hashlib, numpy as np
 sys.path.insert(0, sys.argv[1])
 from pipeline_util import pose, shapes
-from hydro.config import HydroelasticConfig
+from hydro.contact.config import HydroelasticConfig
 from hydro.geometry import Box, Sphere
-from hydro.pipeline import HydroelasticPipeline
+from hydro.contact.pipeline import HydroelasticPipeline
 m = shapes([Box((0.5, 0.5, 0.2)), Sphere(0.1), Box((0.1, 0.1, 0.1))], stiffness=1e9)
 poses = np.array([pose((0, 0, -0.1)), pose((0, 0, 0.09)), pose((0.15, 0.05, 0.047), (1, 1, 0), 0.05)])
 res = HydroelasticPipeline(m, HydroelasticConfig(max_contacts_per_pair=24)).collide(poses)
@@ -180,7 +180,7 @@ def _shipped_scenes():
 
 @pytest.mark.parametrize("path", _shipped_scenes(), ids=lambda p: os.path.basename(p))
 def test_reduction_on_every_shipped_scene(path):
-    from hydro.usd_io import load_usd
+    from hydro.scene.usd_io import load_usd
 
     model = load_usd(path)
     cfg = HydroelasticConfig(max_contacts_per_pair=24)

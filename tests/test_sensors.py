@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from hydro.geometry import Box
-from hydro.model import ModelBuilder
-from hydro.sensors import ContactSensor, ContactSensorCfg
+from hydro.scene.model import ModelBuilder
+from hydro.sim.sensors import ContactSensor, ContactSensorCfg
 from sim_util import drive, fake_sim, frame, ground_push, robot_scene, shape
 
 DT = 0.01
@@ -266,7 +266,7 @@ def test_debug_vis_is_stored_for_the_viewer_and_does_not_change_the_data():
 
 
 def test_a_stack_filtered_matrix_sums_to_the_net_force_and_the_sides_are_opposite():
-    from hydro.simulation import Simulation
+    from hydro.sim.simulation import Simulation
     from sim_util import box_on_ground
 
     sim = Simulation(box_on_ground(boxes=2), dt=1 / 60)

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from hydro.config import HydroelasticConfig
-from hydro.sensors import ContactSensorCfg
-from hydro.simulation import Simulation, critical_step
+from hydro.contact.config import HydroelasticConfig
+from hydro.sim.sensors import ContactSensorCfg
+from hydro.sim.simulation import Simulation, critical_step
 from hydro.transforms import quat_from_axis_angle, quat_rotate
 from sim_util import box_on_ground
 
@@ -130,7 +130,7 @@ def test_critical_step_matches_the_damped_oscillator():
 
 def test_kinematic_keyframes_move_bodies_and_report_their_velocity():
     from hydro.geometry import Box
-    from hydro.model import ModelBuilder
+    from hydro.scene.model import ModelBuilder
 
     b = ModelBuilder()
     k = b.add_body("/World/Pusher", kinematic=True)
@@ -151,7 +151,7 @@ def test_kinematic_keyframes_move_bodies_and_report_their_velocity():
 
 def test_callbacks_drive_kinematic_bodies_and_dynamic_ones_are_refused():
     from hydro.geometry import Box
-    from hydro.model import ModelBuilder
+    from hydro.scene.model import ModelBuilder
 
     b = ModelBuilder()
     k = b.add_body("/World/Pusher", kinematic=True)
@@ -183,7 +183,7 @@ def test_reset_puts_envs_back_and_the_clock_counts_integers():
 
 
 def test_gravity_comes_from_the_usd_scene(tmp_path):
-    from hydro.usd_io import read_gravity
+    from hydro.scene.usd_io import read_gravity
 
     import os
 
@@ -202,7 +202,7 @@ def test_gravity_comes_from_the_usd_scene(tmp_path):
 ])
 def test_bad_settings_are_refused(kw, message):
     from hydro.geometry import Box
-    from hydro.model import ModelBuilder
+    from hydro.scene.model import ModelBuilder
 
     b = ModelBuilder()
     i = b.add_body("/World/B")
@@ -218,14 +218,14 @@ def test_hydro_simulation_is_exported_lazily():
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = ("import sys, hydro; light = 'numba' not in sys.modules; "
-            "from hydro.simulation import Simulation; print(light, hydro.Simulation is Simulation)")
+            "from hydro.sim.simulation import Simulation; print(light, hydro.Simulation is Simulation)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
                          env={**os.environ, "PYTHONPATH": root})
     assert out.stdout.split() == ["True", "True"], out.stderr
 
 
 def test_the_sparse_friction_solve_matches_the_dense_one(monkeypatch):
-    import hydro.simulation as simulation
+    import hydro.sim.simulation as simulation
 
     def run():
         sim = Simulation(box_on_ground(boxes=2, tilt=math.radians(10.0), mu=0.5), dt=1 / 60)

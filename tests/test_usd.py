@@ -13,10 +13,10 @@ import pytest
 pytest.importorskip("pxr")
 
 from hydro.geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
-from hydro.model import ModelBuilder, env_grid
+from hydro.scene.model import ModelBuilder, env_grid
 from hydro.sdf import SDFSettings
 from hydro.transforms import quat_to_matrix
-from hydro.usd_io import SceneWarning, load_usd, save_usd, validate_usd
+from hydro.scene.usd_io import SceneWarning, load_usd, save_usd, validate_usd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENES = os.path.join(ROOT, "scenes")
@@ -577,7 +577,7 @@ FLOAT32_FIELDS = {"body_qd0", "body_mass", "body_inv_mass", "body_com", "shape_s
 def assert_models_equal(a, b, *, rtol):
     from dataclasses import fields
 
-    from hydro.model import Model
+    from hydro.scene.model import Model
 
     for f in fields(Model):
         name = f.name

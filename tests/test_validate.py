@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from hydro.validate import (CODES, ERROR, WARNING, Finding, PrimRecord, has_errors, shape_findings,
+from hydro.scene.validate import (CODES, ERROR, WARNING, Finding, PrimRecord, has_errors, shape_findings,
                             validate_records)
 
 INF = math.inf
@@ -272,7 +272,7 @@ def test_shape_findings_on_plain_values():
 
 def test_newton_mass_rule_on_a_usd_stage(tmp_path):
     pytest.importorskip("pxr")
-    from hydro.usd_io import validate_usd
+    from hydro.scene.usd_io import validate_usd
 
     path = tmp_path / "mass.usda"
     path.write_text("""#usda 1.0

@@ -1,8 +1,8 @@
 """Meshes for display (library side, no Polyscope): level sets of SDFs and contact patches.
 
-- hydro.level_set.marching_cubes against the slow reference extractor (tests/naive_mc.py);
+- hydro.sdf.level_set.marching_cubes against the slow reference extractor (tests/naive_mc.py);
 - SDF grid values against the SDF's own sampler; zero level sets against analytic areas;
-- hydro.patch_mesh against the pipeline's unreduced contacts (one triangle per contact).
+- hydro.contact.patch_mesh against the pipeline's unreduced contacts (one triangle per contact).
 """
 
 import math
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from hydro.config import HydroelasticConfig
+from hydro.contact.config import HydroelasticConfig
 from hydro.geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
-from hydro.level_set import marching_cubes, mesh_area, sdf_grid_values, sdf_level_set
-from hydro.patch_mesh import patch_mesh, patch_meshes
-from hydro.pipeline import HydroelasticPipeline
+from hydro.sdf.level_set import marching_cubes, mesh_area, sdf_grid_values, sdf_level_set
+from hydro.contact.patch_mesh import patch_mesh, patch_meshes
+from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.sdf import SDFSettings, build_sdf
 from hydro.transforms import pose_compose
 from naive_mc import extract_surface
@@ -149,7 +149,7 @@ def test_source_meshes_of_meshes_and_planes():
 
 
 def _scene(name):
-    from hydro.usd_io import load_usd
+    from hydro.scene.usd_io import load_usd
 
     return load_usd(os.path.join(ROOT, "scenes", name))
 

@@ -87,8 +87,8 @@ def test_contact_points_honour_stored_visibility():
 
 
 def test_pipeline_sensor_arrays_give_each_body_its_net_force():
-    from hydro.pipeline import HydroelasticPipeline
-    from hydro.usd_io import load_usd
+    from hydro.contact.pipeline import HydroelasticPipeline
+    from hydro.scene.usd_io import load_usd
 
     model = load_usd(scene_path("box_stack.usda"))
     state = model.state()
@@ -174,10 +174,10 @@ def test_real_contact_sensor_marks_only_bodies_in_contact():
     # hydro.Simulation with two boxes: one resting on the ground, one held high by a kinematic
     # script; the sensor's debug view marks the first only
     from hydro.geometry import Box
-    from hydro.model import ModelBuilder
+    from hydro.scene.model import ModelBuilder
     from hydro.sdf import SDFSettings
-    from hydro.sensors import ContactSensorCfg
-    from hydro.simulation import Simulation
+    from hydro.sim.sensors import ContactSensorCfg
+    from hydro.sim.simulation import Simulation
     from viz.sensors import sensor_arrays
 
     b = ModelBuilder()

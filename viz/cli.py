@@ -1,4 +1,5 @@
-"""``hydro view SCENE.usda [--screenshot FILE.png] [--camera ...]`` (wired in :mod:`hydro.cli`).
+"""``hydro view SCENE.usda [--screenshot FILE.png] [--camera ...]``, a subcommand that viz adds to
+the ``hydro`` command through the ``hydro.commands`` entry point (see :func:`register`).
 
 Without ``--screenshot`` it opens a window with the panel (:mod:`viz.panel`); with it, it
 renders headless through EGL, writes the PNG and exits.
@@ -7,8 +8,16 @@ renders headless through EGL, writes the PNG and exits.
 from __future__ import annotations
 
 
+def register(subparsers) -> None:
+    """Add ``view`` to the ``hydro`` command (the ``hydro.commands`` entry point)."""
+    parser = subparsers.add_parser("view", help="open the Polyscope viewer; with --screenshot render headless "
+                                                "(EGL) and exit")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
 def add_arguments(parser) -> None:
-    """The ``view`` subcommand's arguments (called by :func:`hydro.cli.build_parser`)."""
+    """The ``view`` subcommand's arguments; Polyscope loads only when the command runs."""
     parser.add_argument("scene", help="a .usda/.usd/.usdc file")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render headless (EGL), write this PNG and exit")
     parser.add_argument("--camera", default="auto",
@@ -48,7 +57,7 @@ def run(args) -> int:
     """Run ``hydro view``; errors are raised as ``ValueError``/``RuntimeError`` (one line)."""
     from dataclasses import replace
 
-    from hydro.config import active_config
+    from hydro.contact.config import active_config
 
     from .picture import parse_camera, parse_size
 
@@ -58,7 +67,7 @@ def run(args) -> int:
         import polyscope  # noqa: F401
     except ImportError as exc:
         raise RuntimeError(f"the viewer needs polyscope (pip install polyscope): {exc}") from None
-    from hydro.usd_io import load_usd
+    from hydro.scene.usd_io import load_usd
 
     from .scene import SceneView, ViewSettings
 

@@ -1,6 +1,6 @@
 """Contact patches, contact points, normals and forces.
 
-- the patch of each pair as triangles (:mod:`hydro.patch_mesh`), coloured by pressure or depth
+- the patch of each pair as triangles (:mod:`hydro.contact.patch_mesh`), coloured by pressure or depth
   with one colour-bar range for all pairs; speculative triangles (inside the gap band, no force)
   drawn apart, pale blue and translucent;
 - the contacts (reduced, when reduction is on) as points with their normals and force arrows
@@ -94,8 +94,8 @@ class ContactLayer:
         self.patch_names = []
 
     def draw(self, model, result, patches, view_scale: float) -> None:
-        """Draw ``result`` (a :class:`~hydro.types.CollisionResult`) and its ``patches``
-        (:func:`hydro.patch_mesh.patch_meshes`); sizes are fractions of ``view_scale`` (m)."""
+        """Draw ``result`` (a :class:`~hydro.contact.types.CollisionResult`) and its ``patches``
+        (:func:`hydro.contact.patch_mesh.patch_meshes`); sizes are fractions of ``view_scale`` (m)."""
         import polyscope as ps
 
         self.remove()

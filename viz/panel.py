@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from hydro.config import INTERFACES
+from hydro.contact.config import INTERFACES
 from hydro.transforms import matrix_to_quat, quat_from_axis_angle, quat_mul
 
 from .backend import pose_matrix
@@ -30,9 +30,9 @@ from .shapes import shape_label
 
 
 def simulation_available() -> bool:
-    """Whether ``hydro.simulation`` can be imported (the panel then offers Step and Run)."""
+    """Whether ``hydro.sim.simulation`` can be imported (the panel then offers Step and Run)."""
     try:
-        return importlib.util.find_spec("hydro.simulation") is not None
+        return importlib.util.find_spec("hydro.sim.simulation") is not None
     except (ImportError, ValueError):
         return False
 
@@ -99,9 +99,9 @@ class ViewerPanel:
         return self.offsets[body]
 
     def step_simulation(self) -> None:
-        """One step of ``hydro.simulation.Simulation`` (see the module docstring)."""
+        """One step of ``hydro.sim.simulation.Simulation`` (see the module docstring)."""
         try:
-            import hydro.simulation as sim_module
+            import hydro.sim.simulation as sim_module
 
             if self.simulation is None or self._simulated_edits != self._edits:
                 self.simulation = sim_module.Simulation(self.view.model, config=self.view.config,

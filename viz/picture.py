@@ -156,7 +156,7 @@ def render(scene, path=None, *, camera: str = "auto", size=DEFAULT_SIZE, setting
     """Render ``scene`` headless (EGL) and return the picture (H, W, 4) uint8; write it to
     ``path`` (PNG) if given.
 
-    ``scene``: a :class:`~viz.scene.SceneView`, a :class:`~hydro.model.Model` or a USD path.
+    ``scene``: a :class:`~viz.scene.SceneView`, a :class:`~hydro.scene.model.Model` or a USD path.
     ``settings`` (:class:`~viz.scene.ViewSettings`), ``config`` and ``state`` apply when a view
     is made here. The scene replaces whatever Polyscope was showing.
     """

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from hydro.config import hydroelastic_config
+from hydro.contact.config import hydroelastic_config
 from hydro.transforms import check_poses, quat_rotate
 
 from .contacts import ContactLayer, ContactSettings
@@ -75,7 +75,7 @@ class SceneView:
 
     @classmethod
     def from_usd(cls, path, *, num_envs: int = 1, **kwargs) -> "SceneView":
-        from hydro.usd_io import load_usd
+        from hydro.scene.usd_io import load_usd
 
         return cls(load_usd(path, num_envs=num_envs), **kwargs)
 
@@ -107,7 +107,7 @@ class SceneView:
         """Rebuild the SDF of ``shape`` with ``max_resolution`` voxels along its longest axis (a
         target voxel size, if set, is dropped). Shapes sharing that SDF change with it; returns
         their indices."""
-        from hydro.model import SDFSpec
+        from hydro.scene.model import SDFSpec
         from hydro.sdf import SDFPack, build_sdf
 
         self._check_index(shape, self.model.shape_count, "shape")
@@ -150,8 +150,8 @@ class SceneView:
         """Run the pipeline at the current poses (if anything changed) and mesh the patches."""
         if self.result is not None:
             return self.result
-        from hydro.patch_mesh import patch_meshes
-        from hydro.pipeline import HydroelasticPipeline
+        from hydro.contact.patch_mesh import patch_meshes
+        from hydro.contact.pipeline import HydroelasticPipeline
 
         if self.pipeline is None:
             self.pipeline = HydroelasticPipeline(self.model, self.config, device=self.device)

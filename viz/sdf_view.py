@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hydro.level_set import sdf_level_set
+from hydro.sdf.level_set import sdf_level_set
 
 from .backend import group, pose_matrix
 

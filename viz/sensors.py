@@ -106,7 +106,7 @@ def contact_sensor_arrays(sensor, *, body_positions=None) -> SensorArrays:
         return SensorArrays.empty()
     data = sensor.data
     markers = getattr(sensor, "debug_markers", None)
-    if callable(markers):  # hydro.sensors.ContactSensor says where its bodies are and which touch
+    if callable(markers):  # hydro.sim.sensors.ContactSensor says where its bodies are and which touch
         m = markers()
         pos = to_numpy(m["position"])
         E, S = pos.shape[:2]
@@ -214,7 +214,7 @@ def pipeline_sensor_arrays(model, state, result, *, bodies=None, force_threshold
     forces: one slot per pair of the result, with the pair's centre of pressure, for the bodies
     of that pair (zero and NaN elsewhere).
     """
-    from hydro.types import summarize_pairs
+    from hydro.contact.types import summarize_pairs
 
     bodies = np.arange(model.body_count) if bodies is None else np.asarray(bodies, dtype=np.int64)
     body_q = np.asarray(state.body_q, dtype=float)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from hydro.geometry import BOX, CAPSULE, CONE, CYLINDER, ELLIPSOID, MESH, PLANE, SPHERE
-from hydro.level_set import sdf_level_set
+from hydro.sdf.level_set import sdf_level_set
 
 from .backend import group, pose_matrix
 

@@ -10,7 +10,7 @@ patch carries the pressure over the whole face instead.
 Scene: a 0.1 m box (500 kg/m³, 0.5 kg) on a static 1 × 1 × 0.2 m ground box, both hydroelastic
 with k = 1e6 N/m³ (soft enough that the automatic sub-step count stays small: about 1 mm of
 sink under its weight), SDF resolution 64, friction 0.1, simulated with
-:class:`hydro.simulation.Simulation` at dt = 1/60 s (automatic sub-steps, critically damped
+:class:`hydro.sim.simulation.Simulation` at dt = 1/60 s (automatic sub-steps, critically damped
 normal contact). Two motions, 2 s each:
 
 - ``resting``: the box starts 1 mm into the ground (about its equilibrium), at rest;
@@ -44,12 +44,12 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 import _common  # noqa: E402
 
-from hydro.config import HydroelasticConfig  # noqa: E402
+from hydro.contact.config import HydroelasticConfig  # noqa: E402
 from hydro.geometry import Box  # noqa: E402
-from hydro.model import ModelBuilder  # noqa: E402
+from hydro.scene.model import ModelBuilder  # noqa: E402
 from hydro.sdf import SDFSettings  # noqa: E402
 from hydro.transforms import quat_rotate  # noqa: E402
-from hydro.types import CollisionResult, Contacts  # noqa: E402
+from hydro.contact.types import CollisionResult, Contacts  # noqa: E402
 
 NAME = "flat_stability"
 SIZE = 0.1
@@ -101,7 +101,7 @@ def build_scene(resolution=64, velocity=0.0):
 
 def run_case(model_kind: str, motion: str, *, duration=2.0, resolution=64, dt=1.0 / 60.0) -> list:
     """Per-step rows of one (contact model, motion) run."""
-    from hydro.simulation import Simulation
+    from hydro.sim.simulation import Simulation
 
     velocity = 0.5 if motion == "sliding" else 0.0
     model = build_scene(resolution, velocity)
@@ -182,9 +182,9 @@ def plot(rows, path):
 def main(argv=None) -> int:
     args = _common.parse_args(__doc__, argv)
     try:
-        import hydro.simulation  # noqa: F401
+        import hydro.sim.simulation  # noqa: F401
     except ImportError:
-        print(f"# {NAME}: needs hydro.simulation, which this checkout does not have", file=sys.stderr)
+        print(f"# {NAME}: needs hydro.sim.simulation, which this checkout does not have", file=sys.stderr)
         return 2
     duration, resolution = (0.5, 32) if args.quick else (2.0, 64)
     rows = []

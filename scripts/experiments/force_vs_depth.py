@@ -6,7 +6,7 @@ Measures the normal force on the upper shape (unreduced patch, equal stiffness 1
 overlap depth d goes from 0.5 to 20 mm, at SDF resolutions 32, 64 and 128 (``max_resolution`` of
 both shapes), for: a sphere R = 0.1 m on a box, a cube of 0.1 m resting flat on a box, and a
 cylinder R = 0.1 m, L = 0.2 m lying on its side on a box (closed forms in
-:mod:`hydro.analytic`; the cylinder's is derived there). Writes
+:mod:`hydro.tools.analytic`; the cylinder's is derived there). Writes
 ``out/experiments/force_vs_depth.{csv,png}``: force and relative error vs d per scene and
 resolution; prints the largest relative error for d ≥ 5 mm per scene and resolution.
 ``--quick``: 8 depths, resolutions 32 and 64.
@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 import _common  # noqa: E402
 
-from hydro.sweep import grid, measure, run_sweep  # noqa: E402
+from hydro.tools.sweep import grid, measure, run_sweep  # noqa: E402
 
 SCENES = ("sphere_on_box", "cube_on_box", "cylinder_on_box")
 NAME = "force_vs_depth"

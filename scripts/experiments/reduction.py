@@ -28,7 +28,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import _common  # noqa: E402
 
-from hydro.sweep import Setting, measure, run_sweep  # noqa: E402
+from hydro.tools.sweep import Setting, measure, run_sweep  # noqa: E402
 
 NAME = "reduction"
 BUDGETS = (8, 12, 16, 24, 32, 48, 64, 96, 128)

@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 import _common  # noqa: E402
 
-from hydro.sweep import grid, measure, run_sweep  # noqa: E402
+from hydro.tools.sweep import grid, measure, run_sweep  # noqa: E402
 
 NAME = "stiffness_ratio"
 

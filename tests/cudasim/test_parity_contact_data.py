@@ -9,7 +9,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from hydro.backend import Device  # noqa: E402
-from hydro.contact_data import launch_contact_data  # noqa: E402
+from hydro.sim.contact_data import launch_contact_data  # noqa: E402
 from test_contact_data import check_against_reference, random_case  # noqa: E402
 
 SIM = Device("cuda", threads_per_block=32)  # small blocks: 2·n contact sides span several blocks

@@ -9,9 +9,9 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from hydro.backend import Device  # noqa: E402
-from hydro.config import HydroelasticConfig  # noqa: E402
+from hydro.contact.config import HydroelasticConfig  # noqa: E402
 from hydro.geometry import Box, Capsule, Sphere  # noqa: E402
-from hydro.pipeline import HydroelasticPipeline  # noqa: E402
+from hydro.contact.pipeline import HydroelasticPipeline  # noqa: E402
 from pipeline_util import pose, shapes  # noqa: E402
 
 SIM = Device("cuda", threads_per_block=32)

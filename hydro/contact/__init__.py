@@ -1,0 +1,7 @@
+"""Contacts between shapes: configuration, the stages of the pipeline, and their results.
+
+Stages, in the order :class:`~hydro.contact.pipeline.HydroelasticPipeline` calls them:
+``broad_phase`` → ``pair_setup`` → ``refine`` → ``marching`` (with ``contacts``, the per-triangle
+math, and ``mc_tables``) → ``reduction``. ``config`` holds the runtime options, ``types`` the
+result types; ``patch_mesh`` turns a result into patch meshes for drawing.
+"""

@@ -1,0 +1,451 @@
+"""Collision geometry: the shape types (sizes validated, mass properties, local bounds).
+
+Every primitive is canonical: centred at its local origin, with its axis (capsule, cylinder,
+cone) along local +Z. Other axes are expressed through the shape's local pose. Sizes are in
+metres. Each type validates its sizes on construction and raises ``ValueError`` naming the
+argument and the rule it breaks.
+
+Their exact signed distances are device helpers in :mod:`hydro.geometry.primitives`; meshes use
+:mod:`hydro.geometry.mesh_distance`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .primitives import (BOX, CAPSULE, CONE, CYLINDER, ELLIPSOID, HEIGHTFIELD, KIND_NAMES, MESH,
+                         PARAM_COUNT, PLANE, SPHERE, _primitive_phi_many)
+
+
+def _positive(name: str, value) -> float:
+    v = float(value)
+    if not math.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return v
+
+
+def _positive3(name: str, values) -> tuple[float, float, float]:
+    vals = tuple(float(v) for v in np.asarray(values, dtype=float).reshape(-1))
+    if len(vals) != 3:
+        raise ValueError(f"{name} must have 3 components, got {len(vals)}")
+    for axis, v in zip("xyz", vals):
+        if not math.isfinite(v) or v <= 0.0:
+            raise ValueError(f"{name}[{axis}] must be a finite number > 0, got {v!r}")
+    return vals
+
+
+class Geometry:
+    """Base class of collision geometry."""
+
+    kind: int = -1
+    #: Whether the shape can carry an SDF and take part in hydroelastic contact.
+    volumetric: bool = True
+
+    @property
+    def kind_name(self) -> str:
+        return KIND_NAMES[self.kind]
+
+    def params(self) -> np.ndarray:
+        """Packed float64 parameters for the device helpers (see ``primitive_phi``)."""
+        raise NotImplementedError
+
+    def local_aabb(self) -> tuple[np.ndarray, np.ndarray]:
+        """Tight axis-aligned bounds ``(lo, hi)`` in the shape's local frame."""
+        raise NotImplementedError
+
+    def key(self) -> tuple:
+        """A hashable key: equal keys mean identical geometry (SDFs can be shared)."""
+        raise NotImplementedError
+
+    def volume(self) -> float:
+        raise NotImplementedError
+
+    def center_of_mass(self) -> np.ndarray:
+        return np.zeros(3)
+
+    def unit_inertia(self) -> np.ndarray:
+        """Inertia tensor (3×3) about the centre of mass for unit density (kg·m² per kg/m³)."""
+        raise NotImplementedError
+
+    def phi(self, points) -> np.ndarray:
+        """Exact signed distance at ``points`` (N,3) in the local frame (NumPy in, out)."""
+        pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+        out = np.empty(len(pts))
+        _primitive_phi_many(self.kind, self.params(), pts, out)
+        return out
+
+
+@dataclass(frozen=True, eq=True)
+class Sphere(Geometry):
+    radius: float
+    kind = SPHERE
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive("radius", self.radius))
+
+    def params(self):
+        return np.array([self.radius, 0.0, 0.0, 0.0])
+
+    def local_aabb(self):
+        r = self.radius
+        return np.full(3, -r), np.full(3, r)
+
+    def key(self):
+        return ("sphere", self.radius)
+
+    def volume(self):
+        return 4.0 / 3.0 * math.pi * self.radius**3
+
+    def unit_inertia(self):
+        return np.eye(3) * (0.4 * self.volume() * self.radius**2)
+
+
+@dataclass(frozen=True, eq=True)
+class Box(Geometry):
+    """A box with full edge lengths ``size`` = (sx, sy, sz)."""
+
+    size: tuple
+    kind = BOX
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", _positive3("size", self.size))
+
+    @property
+    def half_extents(self) -> np.ndarray:
+        return 0.5 * np.asarray(self.size)
+
+    def params(self):
+        h = self.half_extents
+        return np.array([h[0], h[1], h[2], 0.0])
+
+    def local_aabb(self):
+        h = self.half_extents
+        return -h, h.copy()
+
+    def key(self):
+        return ("box",) + tuple(self.size)
+
+    def volume(self):
+        sx, sy, sz = self.size
+        return sx * sy * sz
+
+    def unit_inertia(self):
+        sx, sy, sz = self.size
+        m = self.volume()
+        return np.diag([m * (sy**2 + sz**2), m * (sx**2 + sz**2), m * (sx**2 + sy**2)]) / 12.0
+
+
+@dataclass(frozen=True, eq=True)
+class Capsule(Geometry):
+    """A capsule along local Z: a cylinder of length ``height`` capped by two hemispheres."""
+
+    radius: float
+    height: float
+    kind = CAPSULE
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive("radius", self.radius))
+        h = float(self.height)
+        if not math.isfinite(h) or h < 0.0:
+            raise ValueError(f"height must be a finite number >= 0, got {self.height!r}")
+        object.__setattr__(self, "height", h)
+
+    def params(self):
+        return np.array([self.radius, 0.5 * self.height, 0.0, 0.0])
+
+    def local_aabb(self):
+        r, hh = self.radius, 0.5 * self.height
+        return np.array([-r, -r, -hh - r]), np.array([r, r, hh + r])
+
+    def key(self):
+        return ("capsule", self.radius, self.height)
+
+    def volume(self):
+        r, h = self.radius, self.height
+        return math.pi * r * r * h + 4.0 / 3.0 * math.pi * r**3
+
+    def unit_inertia(self):
+        r, h = self.radius, self.height
+        mc = math.pi * r * r * h  # cylinder
+        ms = 4.0 / 3.0 * math.pi * r**3  # two hemispheres
+        izz = mc * r * r / 2.0 + ms * 2.0 * r * r / 5.0
+        # Hemisphere centroid offset 3r/8 from its flat face; parallel-axis to the capsule centre.
+        ixx = mc * (3 * r * r + h * h) / 12.0 + ms * (2.0 * r * r / 5.0 + h * h / 4.0 + 3.0 * h * r / 8.0)
+        return np.diag([ixx, ixx, izz])
+
+
+@dataclass(frozen=True, eq=True)
+class Cylinder(Geometry):
+    """A solid cylinder along local Z of radius ``radius`` and length ``height``."""
+
+    radius: float
+    height: float
+    kind = CYLINDER
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive("radius", self.radius))
+        object.__setattr__(self, "height", _positive("height", self.height))
+
+    def params(self):
+        return np.array([self.radius, 0.5 * self.height, 0.0, 0.0])
+
+    def local_aabb(self):
+        r, hh = self.radius, 0.5 * self.height
+        return np.array([-r, -r, -hh]), np.array([r, r, hh])
+
+    def key(self):
+        return ("cylinder", self.radius, self.height)
+
+    def volume(self):
+        return math.pi * self.radius**2 * self.height
+
+    def unit_inertia(self):
+        r, h = self.radius, self.height
+        m = self.volume()
+        ixx = m * (3 * r * r + h * h) / 12.0
+        return np.diag([ixx, ixx, m * r * r / 2.0])
+
+
+@dataclass(frozen=True, eq=True)
+class Cone(Geometry):
+    """A solid cone along local Z: base of radius ``radius`` at z = −height/2, apex at +height/2."""
+
+    radius: float
+    height: float
+    kind = CONE
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive("radius", self.radius))
+        object.__setattr__(self, "height", _positive("height", self.height))
+
+    def params(self):
+        return np.array([self.radius, 0.5 * self.height, 0.0, 0.0])
+
+    def local_aabb(self):
+        r, hh = self.radius, 0.5 * self.height
+        return np.array([-r, -r, -hh]), np.array([r, r, hh])
+
+    def key(self):
+        return ("cone", self.radius, self.height)
+
+    def volume(self):
+        return math.pi * self.radius**2 * self.height / 3.0
+
+    def center_of_mass(self):
+        # A quarter of the height above the base.
+        return np.array([0.0, 0.0, -0.5 * self.height + 0.25 * self.height])
+
+    def unit_inertia(self):
+        r, h = self.radius, self.height
+        m = self.volume()
+        ixx = m * (3.0 * r * r / 20.0 + 3.0 * h * h / 80.0)
+        return np.diag([ixx, ixx, 3.0 * m * r * r / 10.0])
+
+
+@dataclass(frozen=True, eq=True)
+class Ellipsoid(Geometry):
+    """A solid ellipsoid with semi-axes ``radii`` = (a, b, c) along local X, Y, Z."""
+
+    radii: tuple
+    kind = ELLIPSOID
+
+    def __post_init__(self):
+        object.__setattr__(self, "radii", _positive3("radii", self.radii))
+
+    def params(self):
+        a, b, c = self.radii
+        return np.array([a, b, c, 0.0])
+
+    def local_aabb(self):
+        r = np.asarray(self.radii)
+        return -r, r.copy()
+
+    def key(self):
+        return ("ellipsoid",) + tuple(self.radii)
+
+    def volume(self):
+        a, b, c = self.radii
+        return 4.0 / 3.0 * math.pi * a * b * c
+
+    def unit_inertia(self):
+        a, b, c = self.radii
+        m = self.volume()
+        return np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) * (m / 5.0)
+
+
+@dataclass(frozen=True, eq=False)
+class Mesh(Geometry):
+    """A closed triangle mesh. ``name`` appears in every error about it.
+
+    Construction checks the arrays (finite vertices, valid indices, at least one triangle);
+    :meth:`check_watertight` checks that it encloses a volume (required for an SDF).
+    """
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    name: str = "mesh"
+    _key: tuple = field(default=(), repr=False, compare=False)
+    kind = MESH
+
+    def __post_init__(self):
+        v = np.ascontiguousarray(self.vertices, dtype=np.float64)
+        f = np.ascontiguousarray(self.faces, dtype=np.int64)
+        if v.ndim != 2 or v.shape[1] != 3:
+            raise ValueError(f"mesh {self.name!r}: vertices must have shape (N, 3), got {v.shape}")
+        if f.ndim != 2 or f.shape[1] != 3:
+            raise ValueError(f"mesh {self.name!r}: faces must have shape (M, 3), got {f.shape}")
+        if len(v) == 0 or len(f) == 0:
+            raise ValueError(f"mesh {self.name!r} is empty: it needs at least one triangle")
+        if not np.all(np.isfinite(v)):
+            bad = int(np.argwhere(~np.isfinite(v).all(axis=1))[0, 0])
+            raise ValueError(f"mesh {self.name!r}: vertices must be finite, vertex {bad} is {v[bad].tolist()}")
+        if f.min() < 0 or f.max() >= len(v):
+            raise ValueError(f"mesh {self.name!r}: face indices must lie in [0, {len(v) - 1}]")
+        v.setflags(write=False)
+        f.setflags(write=False)
+        object.__setattr__(self, "vertices", v)
+        object.__setattr__(self, "faces", f)
+        digest = hashlib.sha1(v.tobytes() + f.tobytes()).hexdigest()
+        object.__setattr__(self, "_key", ("mesh", digest))
+
+    def __eq__(self, other):
+        return isinstance(other, Mesh) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    @classmethod
+    def from_trimesh(cls, tm, name: str = "mesh") -> "Mesh":
+        return cls(np.asarray(tm.vertices), np.asarray(tm.faces), name=name)
+
+    @classmethod
+    def load(cls, path: str) -> "Mesh":
+        """Load a mesh file with trimesh (OBJ, STL, PLY, …); polygons are triangulated."""
+        import trimesh
+
+        try:
+            tm = trimesh.load(path, force="mesh", process=False)
+        except Exception as exc:  # trimesh raises many types
+            raise ValueError(f"mesh file {path!r} could not be read: {exc}") from exc
+        return cls.from_trimesh(tm, name=str(path))
+
+    def to_trimesh(self):
+        import trimesh
+
+        return trimesh.Trimesh(self.vertices, self.faces, process=False)
+
+    def check_watertight(self) -> None:
+        """Raise ``ValueError`` unless every edge is shared by exactly two consistently wound faces."""
+        f = self.faces
+        edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+        directed = edges[:, 0] * len(self.vertices) + edges[:, 1]
+        undirected = np.sort(edges, axis=1)
+        uk = undirected[:, 0] * len(self.vertices) + undirected[:, 1]
+        _, counts = np.unique(uk, return_counts=True)
+        if np.any(counts != 2):
+            n_open = int(np.sum(counts == 1))
+            n_multi = int(np.sum(counts > 2))
+            raise ValueError(
+                f"mesh {self.name!r} is not watertight ({n_open} boundary edges, {n_multi} edges shared by "
+                f"more than two faces): a hydroelastic shape needs a closed mesh"
+            )
+        if len(np.unique(directed)) != len(directed):
+            raise ValueError(
+                f"mesh {self.name!r} is not consistently wound (an edge is traversed twice in the same "
+                f"direction): a hydroelastic shape needs a closed, oriented mesh"
+            )
+        if self.signed_volume() <= 0.0:
+            raise ValueError(
+                f"mesh {self.name!r} encloses no positive volume (faces wound inward?): "
+                f"a hydroelastic shape needs outward-facing triangles"
+            )
+
+    def signed_volume(self) -> float:
+        a, b, c = (self.vertices[self.faces[:, k]] for k in range(3))
+        return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+
+    def params(self):
+        return np.zeros(PARAM_COUNT)
+
+    def local_aabb(self):
+        return self.vertices.min(axis=0), self.vertices.max(axis=0)
+
+    def key(self):
+        return self._key
+
+    def volume(self):
+        return self.signed_volume()
+
+    def center_of_mass(self):
+        return np.asarray(self.to_trimesh().center_mass, dtype=float)
+
+    def unit_inertia(self):
+        tm = self.to_trimesh()
+        tm.density = 1.0
+        return np.asarray(tm.moment_inertia, dtype=float)
+
+    def phi(self, points):
+        from .mesh_distance import MeshDistance
+
+        return MeshDistance(self).signed_distance(points)
+
+
+@dataclass(frozen=True, eq=True)
+class Plane(Geometry):
+    """An infinite plane z = 0 (normal +Z in its local frame). Never hydroelastic."""
+
+    kind = PLANE
+    volumetric = False
+
+    def key(self):
+        return ("plane",)
+
+
+@dataclass(frozen=True, eq=True)
+class Heightfield(Geometry):
+    """A heightfield (kept so scenes can name it). Never hydroelastic."""
+
+    heights: tuple = ()
+    kind = HEIGHTFIELD
+    volumetric = False
+
+    def key(self):
+        return ("heightfield", self.heights)
+
+
+def parse_shape(text: str) -> Geometry:
+    """Parse the command-line form ``KIND:ARGS``, e.g. ``sphere:0.1``, ``box:0.1,0.2,0.3``.
+
+    Forms: ``sphere:R``, ``box:SX,SY,SZ`` (edge lengths), ``capsule:R,H``, ``cylinder:R,H``,
+    ``cone:R,H``, ``ellipsoid:A,B,C``, ``mesh:PATH``.
+    """
+    kind, sep, rest = text.partition(":")
+    kind = kind.strip().lower()
+    if not sep or not rest:
+        raise ValueError(f"shape {text!r} must be written KIND:ARGS, e.g. sphere:0.1 or box:0.1,0.2,0.3")
+    if kind == "mesh":
+        return Mesh.load(rest)
+    try:
+        nums = [float(x) for x in rest.split(",")]
+    except ValueError:
+        raise ValueError(f"shape {text!r}: the arguments must be numbers separated by commas") from None
+    need = {"sphere": 1, "box": 3, "capsule": 2, "cylinder": 2, "cone": 2, "ellipsoid": 3}
+    if kind not in need:
+        raise ValueError(f"shape {text!r}: unknown kind {kind!r}; one of {', '.join(list(need) + ['mesh'])}")
+    if len(nums) != need[kind]:
+        raise ValueError(f"shape {text!r}: {kind} takes {need[kind]} number(s), got {len(nums)}")
+    if kind == "sphere":
+        return Sphere(nums[0])
+    if kind == "box":
+        return Box(tuple(nums))
+    if kind == "capsule":
+        return Capsule(nums[0], nums[1])
+    if kind == "cylinder":
+        return Cylinder(nums[0], nums[1])
+    if kind == "cone":
+        return Cone(nums[0], nums[1])
+    return Ellipsoid(tuple(nums))

@@ -1,0 +1,640 @@
+"""The scene model: bodies, shapes and their SDFs, built once; a :class:`State` per step.
+
+Scenes come from USD (:func:`hydro.scene.usd_io.load_usd`) or from Python with a
+:class:`ModelBuilder`; both end in :meth:`ModelBuilder.finalize`, which computes mass
+properties, replicates environments and builds each distinct SDF once.
+
+Mass properties
+    A body's mass, centre of mass and inertia are computed from its shapes (planes and
+    heightfields carry none), each shape with its own density, else its body's, else
+    :data:`DEFAULT_DENSITY` (1000 kg/m³, water), combined with the parallel-axis theorem. An
+    explicit ``mass`` rescales the computed inertia (same distribution); an explicit ``com``
+    moves the centre of mass (the inertia is carried to it by the parallel-axis theorem); an
+    explicit ``inertia`` replaces the tensor. Kinematic bodies have zero inverse mass and
+    inertia.
+
+Environments (``num_envs`` E, ``env_spacing`` d)
+    - Paths under ``/World/envs/env_<i>/`` belong to env ``i``. Static shapes outside
+      ``/World/envs`` are global (env −1: they pair with every env); a dynamic body outside
+      ``/World/envs`` belongs to env 0 and is never copied.
+    - If the scene has a template ``/World/envs/env_0`` and nothing else under ``/World/envs``,
+      and E > 1: env_1 … env_{E−1} are copies of env_0 (paths renamed ``env_0`` → ``env_i``).
+      The E env origins lie on a square grid of spacing d centred on env_0's authored origin,
+      exactly as Isaac Lab's cloner lays them out (rows along −x, columns along +y, env 0 in
+      the first slot, so env 0 moves too when E > 1): ``rows = ceil(E / floor(sqrt(E)))``,
+      ``cols = ceil(E / rows)``, env i at row ``i // cols``, column ``i % cols``,
+      ``offset = (−(row − (rows−1)/2)·d, (col − (cols−1)/2)·d, 0)``.
+    - If the scene has no ``/World/envs`` namespace and E > 1: the whole scene is copied E
+      times, prim path ``/World/X`` becoming ``/World/envs/env_i/X`` (a path outside
+      ``/World``, ``/X``, becomes ``/World/envs/env_i/X``), on the same grid centred on the
+      world origin; static shapes then belong to their env.
+    - If the scene authors envs env_0 … env_{n−1} itself (n > 1), they are kept as authored
+      with their own origins; E must then be 1 or n.
+    Copies share the SDFs of the template: SDFs are built once per distinct
+    (geometry, SDF settings, margin + gap), however many shapes use them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import validate as _rules
+from ..geometry import Geometry, Mesh
+from ..sdf import SDFPack, SDFSettings, build_sdf
+from ..transforms import IDENTITY_POSE, check_poses, pose_compose, quat_to_matrix
+
+#: The identity pose [0, 0, 0, 0, 0, 0, 1].
+IDENTITY = IDENTITY_POSE
+#: kg/m³ used when neither a shape nor its body gives a density (water).
+DEFAULT_DENSITY = 1000.0
+#: N/m³, the hydroelastic stiffness of a shape that does not set one (``newton:hydroelasticStiffness``).
+DEFAULT_STIFFNESS = float(_rules.SDF_COLLISION_DEFAULTS["newton:hydroelasticStiffness"])
+#: Static and dynamic friction of a shape without a bound physics material.
+DEFAULT_FRICTION = 0.5
+#: m, distance between neighbouring env origins on the replication grid.
+DEFAULT_ENV_SPACING = 2.0
+ENVS_ROOT = "/World/envs"
+
+_ENV_PATH = re.compile(r"^/World/envs/env_(\d+)(/.*)?$")
+
+
+def env_grid(num_envs: int, spacing: float) -> np.ndarray:
+    """(E, 3) env offsets on Isaac Lab's grid, centred on the origin (see the module docstring)."""
+    n = int(num_envs)
+    rows = int(math.ceil(n / int(math.sqrt(n))))
+    cols = int(math.ceil(n / rows))
+    i = np.arange(n)
+    r, c = i // cols, i % cols
+    out = np.zeros((n, 3))
+    out[:, 0] = -(r - (rows - 1) / 2.0) * spacing
+    out[:, 1] = (c - (cols - 1) / 2.0) * spacing
+    return out
+
+
+def _is_under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+# ================================================================================================
+
+
+@dataclass
+class State:
+    """Body poses and velocities at one step.
+
+    | field | shape | meaning | units |
+    |---|---|---|---|
+    | ``body_q`` | (B,7) | pose of each body frame in world [px,py,pz,qx,qy,qz,qw] | m |
+    | ``body_qd`` | (B,6) | [linear velocity of the centre of mass, angular velocity], world | m/s, rad/s |
+    """
+
+    body_q: np.ndarray
+    body_qd: np.ndarray
+
+
+@dataclass(frozen=True)
+class SDFSpec:
+    """One distinct SDF: what :func:`~hydro.sdf.build_sdf` is called with."""
+
+    geometry: Geometry
+    settings: SDFSettings
+    extra_padding: float
+
+
+@dataclass(eq=False)
+class Model:
+    """Bodies, shapes and SDFs of a scene (S shapes, B bodies, E envs). Built once; read-only.
+
+    | field | shape | meaning | units |
+    |---|---|---|---|
+    | ``body_count`` | | B | |
+    | ``shape_count`` | | S | |
+    | ``num_envs`` | | E | |
+    | ``env_origins`` | (E,3) | world origin of each env | m |
+    | ``body_path`` | list[str] (B) | prim path of each body | |
+    | ``body_env`` | int32 (B,) | env of each body | |
+    | ``body_q0`` | (B,7) | initial pose of the body frame in world [px,py,pz,qx,qy,qz,qw] | m |
+    | ``body_qd0`` | (B,6) | initial [linear velocity of the COM, angular velocity], world | m/s, rad/s |
+    | ``body_mass`` | (B,) | mass | kg |
+    | ``body_inv_mass`` | (B,) | 1/mass; 0 for kinematic or massless bodies | 1/kg |
+    | ``body_com`` | (B,3) | centre of mass in the body frame | m |
+    | ``body_inertia`` | (B,3,3) | inertia tensor about the COM, body frame axes | kg·m² |
+    | ``body_inv_inertia`` | (B,3,3) | its inverse; 0 for kinematic bodies | 1/(kg·m²) |
+    | ``body_kinematic`` | bool (B,) | moved by its velocity only, never by forces | |
+    | ``body_articulation`` | int32 (B,) | index into ``articulations`` (its key order), −1 none | |
+    | ``shape_path`` | list[str] (S) | prim path of each shape | |
+    | ``shape_geometry`` | list[Geometry] (S) | geometry in the shape frame (canonical along +Z) | m |
+    | ``shape_body`` | int32 (S,) | body of each shape, −1 static | |
+    | ``shape_env`` | int32 (S,) | env of each shape; −1 global (pairs with every env) | |
+    | ``shape_local_pose`` | (S,7) | shape frame relative to the body frame (world pose for statics) | m |
+    | ``shape_hydroelastic`` | bool (S,) | ``newton:hydroelasticEnabled`` | |
+    | ``shape_stiffness`` | (S,) | ``newton:hydroelasticStiffness`` k | N/m³ |
+    | ``shape_margin`` | (S,) | ``newton:contactMargin``, outward inflation | m |
+    | ``shape_gap`` | (S,) | ``newton:contactGap``, extra distance for early contacts | m |
+    | ``shape_friction`` | (S,2) | (static, dynamic) friction coefficients | |
+    | ``shape_sdf_collision`` | bool (S,) | carries NewtonSDFCollisionAPI (wants an SDF) | |
+    | ``shape_sdf_settings`` | list[SDFSettings] (S) | the ``newton:sdf*`` settings | |
+    | ``shape_sdf`` | int32 (S,) | index into ``sdfs`` and ``sdf_specs``, −1 when the shape has none | |
+    | ``sdf_specs`` | list[SDFSpec] | each distinct SDF: geometry, settings, padding margin + gap | |
+    | ``sdfs`` | list[SDF] | the built SDFs, one per spec (empty until built) | |
+    | ``sdf_pack`` | SDFPack | ``sdfs`` packed for the kernels | |
+    | ``articulations`` | dict[str, list[int]] | articulation root prim path → its body indices | |
+    """
+
+    body_count: int
+    shape_count: int
+    num_envs: int
+    env_origins: np.ndarray
+    body_path: list
+    body_env: np.ndarray
+    body_q0: np.ndarray
+    body_qd0: np.ndarray
+    body_mass: np.ndarray
+    body_inv_mass: np.ndarray
+    body_com: np.ndarray
+    body_inertia: np.ndarray
+    body_inv_inertia: np.ndarray
+    body_kinematic: np.ndarray
+    body_articulation: np.ndarray
+    shape_path: list
+    shape_geometry: list
+    shape_body: np.ndarray
+    shape_env: np.ndarray
+    shape_local_pose: np.ndarray
+    shape_hydroelastic: np.ndarray
+    shape_stiffness: np.ndarray
+    shape_margin: np.ndarray
+    shape_gap: np.ndarray
+    shape_friction: np.ndarray
+    shape_sdf_collision: np.ndarray
+    shape_sdf_settings: list
+    shape_sdf: np.ndarray
+    sdf_specs: list
+    sdfs: list
+    sdf_pack: SDFPack
+    articulations: dict
+    _shape_sdf_spec: np.ndarray = field(default=None, repr=False)
+
+    def state(self) -> State:
+        """A fresh state holding copies of the initial poses and velocities."""
+        return State(body_q=self.body_q0.copy(), body_qd=self.body_qd0.copy())
+
+    def shape_world_poses(self, state: State | None = None) -> np.ndarray:
+        """(S,7) world pose of every shape in ``state`` (default: the initial poses)."""
+        body_q = self.body_q0 if state is None else np.asarray(state.body_q, dtype=float)
+        out = self.shape_local_pose.copy()
+        on_body = self.shape_body >= 0
+        if np.any(on_body):
+            out[on_body] = pose_compose(body_q[self.shape_body[on_body]], self.shape_local_pose[on_body])
+        return out
+
+    def find_shapes(self, pattern: str) -> np.ndarray:
+        """Indices (int32) of the shapes whose prim path fully matches the regular expression."""
+        rx = re.compile(pattern)
+        return np.array([i for i, p in enumerate(self.shape_path) if rx.fullmatch(p)], dtype=np.int32)
+
+    def find_bodies(self, pattern: str) -> np.ndarray:
+        """Indices (int32) of the bodies whose prim path fully matches the regular expression."""
+        rx = re.compile(pattern)
+        return np.array([i for i, p in enumerate(self.body_path) if rx.fullmatch(p)], dtype=np.int32)
+
+    def build_sdfs(self) -> None:
+        """Build every distinct SDF (once) and point ``shape_sdf`` at them."""
+        if len(self.sdfs) != len(self.sdf_specs):
+            self.sdfs = [build_sdf(s.geometry, s.settings, extra_padding=s.extra_padding) for s in self.sdf_specs]
+            self.sdf_pack = SDFPack(self.sdfs)
+        self.shape_sdf = self._shape_sdf_spec.copy()
+
+    def sdf_memory_bytes(self) -> int:
+        """Bytes held by the built SDFs (each distinct field counted once)."""
+        return sum(s.memory().total_bytes for s in self.sdfs)
+
+
+# ================================================================================================
+
+
+@dataclass
+class _Body:
+    path: str
+    pose: np.ndarray
+    mass: float | None
+    density: float | None
+    com: np.ndarray | None
+    inertia: np.ndarray | None
+    velocity: np.ndarray
+    angular_velocity: np.ndarray
+    kinematic: bool
+
+
+@dataclass
+class _Shape:
+    path: str
+    geometry: Geometry
+    body: int
+    local_pose: np.ndarray
+    hydroelastic: bool
+    stiffness: float
+    sdf: SDFSettings
+    margin: float
+    gap: float
+    friction: tuple
+    density: float | None
+    sdf_collision: bool
+
+
+def _vec3(name: str, v) -> np.ndarray:
+    a = np.asarray(v, dtype=float).reshape(-1)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be 3 finite numbers, got {v!r}")
+    return a
+
+
+def _pose(name: str, pose) -> np.ndarray:
+    p = check_poses(np.asarray(pose, dtype=float).reshape(-1), name)
+    if p[6] < 0:
+        p[3:] = -p[3:]
+    return p
+
+
+def _positive_or_none(name: str, v):
+    if v is None:
+        return None
+    f = float(v)
+    if not math.isfinite(f) or f <= 0:
+        raise ValueError(f"{name} must be a finite number > 0 (or None), got {v!r}")
+    return f
+
+
+def _inertia_tensor(name: str, v) -> np.ndarray:
+    a = np.asarray(v, dtype=float)
+    if a.shape == (3,):
+        a = np.diag(a)
+    if a.shape != (3, 3) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be a finite 3x3 tensor or 3 diagonal values, got shape {a.shape}")
+    if not np.allclose(a, a.T, rtol=1e-9, atol=1e-15):
+        raise ValueError(f"{name} must be symmetric")
+    if np.linalg.eigvalsh(a).min() < -1e-12 * max(1.0, abs(a).max()):
+        raise ValueError(f"{name} must be positive semi-definite")
+    return a
+
+
+def mass_properties(shapes, *, body_density=None, mass=None, com=None, inertia=None):
+    """(mass, com, inertia about the com) of shapes given as ``(geometry, local_pose, density)``.
+
+    The rules of the module docstring: per-shape density else ``body_density`` else
+    :data:`DEFAULT_DENSITY`; explicit ``mass`` rescales, ``com`` shifts, ``inertia`` replaces.
+    """
+    m_total = 0.0
+    first = np.zeros(3)
+    parts = []
+    for geometry, pose, density in shapes:
+        if not geometry.volumetric:
+            continue
+        rho = density if density is not None else (body_density if body_density is not None else DEFAULT_DENSITY)
+        m = rho * geometry.volume()
+        rot = quat_to_matrix(pose[3:])
+        c = pose[:3] + rot @ geometry.center_of_mass()
+        i_c = rho * rot @ geometry.unit_inertia() @ rot.T
+        parts.append((m, c, i_c))
+        m_total += m
+        first += m * c
+    c_total = first / m_total if m_total > 0 else np.zeros(3)
+    i_total = np.zeros((3, 3))
+    for m, c, i_c in parts:
+        d = c - c_total
+        i_total += i_c + m * (d @ d * np.eye(3) - np.outer(d, d))
+    if mass is not None:
+        if m_total > 0:
+            i_total *= mass / m_total
+        m_total = mass
+    if com is not None:
+        d = com - c_total
+        i_total = i_total + m_total * (d @ d * np.eye(3) - np.outer(d, d))
+        c_total = com
+    if inertia is not None:
+        i_total = inertia
+    return float(m_total), np.asarray(c_total, dtype=float), np.asarray(i_total, dtype=float)
+
+
+class ModelBuilder:
+    """Makes a :class:`Model` from Python calls (``load_usd`` uses it too).
+
+    Prim paths name every body and shape (``/World/envs/env_0/Box``); they decide envs (see
+    the module docstring) and are what :meth:`Model.find_shapes` matches.
+    """
+
+    def __init__(self):
+        self._bodies: list[_Body] = []
+        self._shapes: list[_Shape] = []
+        self._articulations: list[str] = []
+        self._env_origins: dict[int, np.ndarray] = {}
+        self._body_paths: set = set()
+        self._shape_paths: set = set()
+
+    @property
+    def body_count(self) -> int:
+        return len(self._bodies)
+
+    @property
+    def shape_count(self) -> int:
+        return len(self._shapes)
+
+    def add_body(self, path: str, pose=IDENTITY, *, mass=None, density=None, com=None, inertia=None,
+                 velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), kinematic=False) -> int:
+        """Add a rigid body; returns its index.
+
+        ``pose``: the body frame in world (m, quaternion x, y, z, w). ``mass`` (kg), ``com`` (m, body
+        frame), ``inertia`` (kg·m², 3×3 about the COM or 3 diagonal values): given values win over
+        the ones computed from the shapes. ``density`` (kg/m³) applies to its shapes that have
+        none. ``velocity``: of the centre of mass, world, m/s; ``angular_velocity``: world, rad/s.
+        """
+        path = self._check_path(path, self._body_paths, "body")
+        body = _Body(
+            path=path,
+            pose=_pose(f"pose of body {path}", pose),
+            mass=_positive_or_none(f"mass of body {path}", mass),
+            density=_positive_or_none(f"density of body {path}", density),
+            com=None if com is None else _vec3(f"com of body {path}", com),
+            inertia=None if inertia is None else _inertia_tensor(f"inertia of body {path}", inertia),
+            velocity=_vec3(f"velocity of body {path}", velocity),
+            angular_velocity=_vec3(f"angular_velocity of body {path}", angular_velocity),
+            kinematic=bool(kinematic),
+        )
+        self._bodies.append(body)
+        self._body_paths.add(path)
+        return len(self._bodies) - 1
+
+    def add_shape(self, path: str, geometry: Geometry, *, body: int = -1, local_pose=IDENTITY,
+                  hydroelastic: bool = False, stiffness: float = DEFAULT_STIFFNESS,
+                  sdf: SDFSettings | None = None, margin: float = 0.0, gap: float = 0.0,
+                  static_friction: float = DEFAULT_FRICTION, dynamic_friction: float = DEFAULT_FRICTION,
+                  density: float | None = None, sdf_collision: bool = False) -> int:
+        """Add a collision shape; returns its index.
+
+        ``body`` −1 makes it static, ``local_pose`` then being its world pose. ``hydroelastic``,
+        ``stiffness`` (N/m³), ``sdf``, ``margin`` and ``gap`` (m) are the ``newton:*`` attributes.
+        ``sdf_collision``: the shape carries NewtonSDFCollisionAPI and gets an SDF even when not
+        hydroelastic (hydroelastic shapes always do). ``density`` (kg/m³) for its body's mass.
+        Breaking a schema rule raises ``ValueError`` with the finding's line.
+        """
+        path = self._check_path(path, self._shape_paths, "shape")
+        if not isinstance(geometry, Geometry):
+            raise ValueError(f"shape {path}: geometry must be a hydro Geometry, got {type(geometry).__name__}")
+        if isinstance(body, bool) or not isinstance(body, (int, np.integer)) or not -1 <= body < len(self._bodies):
+            raise ValueError(f"shape {path}: body must be -1 (static) or a body index in [0, {len(self._bodies) - 1}], got {body!r}")
+        sdf = SDFSettings() if sdf is None else sdf
+        if not isinstance(sdf, SDFSettings):
+            raise ValueError(f"shape {path}: sdf must be an SDFSettings, got {type(sdf).__name__}")
+        watertight_error = None
+        if (hydroelastic is True or sdf_collision) and isinstance(geometry, Mesh):
+            try:
+                geometry.check_watertight()
+            except ValueError as exc:
+                watertight_error = str(exc)
+        numbers = {}
+        for name, v in (("stiffness", stiffness), ("margin", margin), ("gap", gap)):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                raise ValueError(f"shape {path}: {name} must be a number, got {v!r}")
+            numbers[name] = float(v)
+        findings = _rules.shape_findings(
+            path, kind=geometry.kind_name, hydroelastic=hydroelastic, stiffness=numbers["stiffness"],
+            max_resolution=sdf.max_resolution, target_voxel_size=sdf.target_voxel_size,
+            narrow_band_inner=sdf.narrow_band_inner, narrow_band_outer=sdf.narrow_band_outer,
+            padding=sdf.padding, texture_format=sdf.texture_format, margin=numbers["margin"],
+            gap=numbers["gap"], watertight_error=watertight_error, sdf_collision=bool(sdf_collision))
+        if _rules.has_errors(findings):
+            raise ValueError(_rules.format_findings([f for f in findings if f.severity == _rules.ERROR]))
+        friction = []
+        for name, v in (("static_friction", static_friction), ("dynamic_friction", dynamic_friction)):
+            f = float(v)
+            if not math.isfinite(f) or f < 0:
+                raise ValueError(f"shape {path}: {name} must be a finite number >= 0, got {v!r}")
+            friction.append(f)
+        self._shapes.append(_Shape(
+            path=path, geometry=geometry, body=int(body), local_pose=_pose(f"local_pose of shape {path}", local_pose),
+            hydroelastic=bool(hydroelastic), stiffness=numbers["stiffness"], sdf=sdf, margin=numbers["margin"],
+            gap=numbers["gap"], friction=tuple(friction),
+            density=_positive_or_none(f"density of shape {path}", density),
+            sdf_collision=bool(sdf_collision) or bool(hydroelastic)))
+        self._shape_paths.add(path)
+        return len(self._shapes) - 1
+
+    def add_articulation(self, root_path: str) -> None:
+        """Mark ``root_path`` as an articulation root: the bodies at or under it form one articulation."""
+        root = self._check_path(root_path, set(self._articulations), "articulation root")
+        self._articulations.append(root)
+
+    def set_env_origin(self, env: int, origin) -> None:
+        """The world origin of authored env ``env`` (its ``/World/envs/env_<i>`` prim); default 0."""
+        self._env_origins[int(env)] = _vec3(f"origin of env {env}", origin)
+
+    @staticmethod
+    def _check_path(path, existing, what) -> str:
+        if not isinstance(path, str) or not path.startswith("/") or path.endswith("/") and path != "/":
+            raise ValueError(f"{what} path must be an absolute prim path like /World/Box, got {path!r}")
+        if path in existing:
+            raise ValueError(f"{what} path {path} is used twice")
+        return path
+
+    # ------------------------------------------------------------------------------------------
+    def finalize(self, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACING, build_sdfs: bool = True) -> Model:
+        """Make the :class:`Model`: mass properties, env replication (module docstring), SDFs."""
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        spacing = float(env_spacing)
+        if not math.isfinite(spacing) or spacing < 0:
+            raise ValueError(f"env_spacing must be a finite number >= 0 (m), got {env_spacing!r}")
+        num_envs = int(num_envs)
+
+        # mass properties once per authored body (copies share them)
+        props = []
+        for b, body in enumerate(self._bodies):
+            shapes = [(s.geometry, s.local_pose, s.density) for s in self._shapes if s.body == b]
+            m, c, inertia = mass_properties(shapes, body_density=body.density, mass=body.mass, com=body.com,
+                                            inertia=body.inertia)
+            if not body.kinematic:
+                if m <= 0:
+                    raise ValueError(f"body {body.path} has no mass: give it a volumetric shape, or a mass and an inertia")
+                if np.linalg.eigvalsh(inertia).min() <= 0:
+                    raise ValueError(f"body {body.path} has a singular inertia tensor {inertia.tolist()}: give a "
+                                     f"positive definite inertia")
+            props.append((m, c, inertia))
+
+        bodies, shapes, roots, origins, body_env, shape_env, body_src = self._replicate(num_envs, spacing)
+        B, S, E = len(bodies), len(shapes), len(origins)
+
+        body_q0 = np.array([b.pose for b in bodies], dtype=float).reshape(B, 7)
+        body_qd0 = np.array([np.concatenate([b.velocity, b.angular_velocity]) for b in bodies], dtype=float).reshape(B, 6)
+        body_mass = np.array([props[k][0] for k in body_src], dtype=float)
+        body_com = np.array([props[k][1] for k in body_src], dtype=float).reshape(B, 3)
+        body_inertia = np.array([props[k][2] for k in body_src], dtype=float).reshape(B, 3, 3)
+        body_kinematic = np.array([b.kinematic for b in bodies], dtype=bool)
+        body_inv_mass = np.zeros(B)
+        body_inv_inertia = np.zeros((B, 3, 3))
+        for i in range(B):
+            if not body_kinematic[i] and body_mass[i] > 0:
+                body_inv_mass[i] = 1.0 / body_mass[i]
+                body_inv_inertia[i] = np.linalg.inv(body_inertia[i])
+
+        articulations = {}
+        body_articulation = np.full(B, -1, dtype=np.int32)
+        for a, root in enumerate(roots):
+            members = [i for i, b in enumerate(bodies) if _is_under(b.path, root)]
+            articulations[root] = members
+        # a body under nested roots belongs to the innermost one
+        for a, root in sorted(enumerate(roots), key=lambda t: len(t[1])):
+            for i in articulations[root]:
+                body_articulation[i] = a
+
+        # distinct SDFs
+        specs, spec_index = [], {}
+        shape_spec = np.full(S, -1, dtype=np.int32)
+        for i, s in enumerate(shapes):
+            if not (s.hydroelastic or s.sdf_collision) or not s.geometry.volumetric:
+                continue
+            extra = s.margin + s.gap
+            key = (s.geometry.key(), s.sdf, extra)
+            if key not in spec_index:
+                spec_index[key] = len(specs)
+                specs.append(SDFSpec(s.geometry, s.sdf, extra))
+            shape_spec[i] = spec_index[key]
+
+        model = Model(
+            body_count=B, shape_count=S, num_envs=E, env_origins=np.asarray(origins, dtype=float).reshape(E, 3),
+            body_path=[b.path for b in bodies], body_env=np.asarray(body_env, dtype=np.int32).reshape(B),
+            body_q0=body_q0, body_qd0=body_qd0, body_mass=body_mass, body_inv_mass=body_inv_mass,
+            body_com=body_com, body_inertia=body_inertia, body_inv_inertia=body_inv_inertia,
+            body_kinematic=body_kinematic, body_articulation=body_articulation,
+            shape_path=[s.path for s in shapes], shape_geometry=[s.geometry for s in shapes],
+            shape_body=np.array([s.body for s in shapes], dtype=np.int32).reshape(S),
+            shape_env=np.asarray(shape_env, dtype=np.int32).reshape(S),
+            shape_local_pose=np.array([s.local_pose for s in shapes], dtype=float).reshape(S, 7),
+            shape_hydroelastic=np.array([s.hydroelastic for s in shapes], dtype=bool).reshape(S),
+            shape_stiffness=np.array([s.stiffness for s in shapes], dtype=float).reshape(S),
+            shape_margin=np.array([s.margin for s in shapes], dtype=float).reshape(S),
+            shape_gap=np.array([s.gap for s in shapes], dtype=float).reshape(S),
+            shape_friction=np.array([s.friction for s in shapes], dtype=float).reshape(S, 2),
+            shape_sdf_collision=np.array([s.sdf_collision for s in shapes], dtype=bool).reshape(S),
+            shape_sdf_settings=[s.sdf for s in shapes],
+            shape_sdf=np.full(S, -1, dtype=np.int32),
+            sdf_specs=specs, sdfs=[], sdf_pack=SDFPack([]), articulations=articulations,
+            _shape_sdf_spec=shape_spec,
+        )
+        if build_sdfs:
+            model.build_sdfs()
+        return model
+
+    def _replicate(self, num_envs: int, spacing: float):
+        """The final bodies and shapes (copies included), articulation roots, env origins and
+        envs, and for each final body the index of the authored body it copies."""
+        paths = [b.path for b in self._bodies] + [s.path for s in self._shapes] + self._articulations
+        authored = sorted({int(m.group(1)) for m in map(_ENV_PATH.match, paths) if m})
+        under_envs = [p for p in paths if _is_under(p, ENVS_ROOT) and not _ENV_PATH.match(p)]
+        if under_envs:
+            raise ValueError(f"prim {under_envs[0]} is under {ENVS_ROOT} but not in an env: env prims must be "
+                             f"named {ENVS_ROOT}/env_<i>")
+        bodies, shapes, roots = list(self._bodies), list(self._shapes), list(self._articulations)
+        body_src = list(range(len(bodies)))
+
+        def env_of(path):
+            m = _ENV_PATH.match(path)
+            return int(m.group(1)) if m else None
+
+        if not authored:
+            if num_envs == 1:
+                origins = [np.zeros(3)]
+                body_env = [0] * len(bodies)
+                shape_env = [0 if s.body >= 0 else -1 for s in shapes]
+                return bodies, shapes, roots, origins, body_env, shape_env, body_src
+
+            def rename(path, i):
+                rest = path[len("/World"):] if _is_under(path, "/World") else path
+                return f"{ENVS_ROOT}/env_{i}{rest}"
+
+            offsets = env_grid(num_envs, spacing)
+            return self._copies(range(len(bodies)), range(len(shapes)), roots, np.zeros(3), offsets, rename,
+                                global_bodies=[], global_shapes=[])
+
+        if authored != list(range(len(authored))):
+            missing = sorted(set(range(max(authored) + 1)) - set(authored))
+            raise ValueError(f"the scene's envs must be numbered env_0 … env_{max(authored)} without gaps; "
+                             f"env_{missing[0]} is missing")
+        n = len(authored)
+        if n > 1:
+            if num_envs not in (1, n):
+                raise ValueError(f"the scene authors {n} envs itself; num_envs must be 1 or {n}, got {num_envs}")
+            origins = [self._env_origins.get(i, np.zeros(3)) for i in range(n)]
+            body_env = [env_of(b.path) if env_of(b.path) is not None else 0 for b in bodies]
+            shape_env = [body_env[s.body] if s.body >= 0 else (env_of(s.path) if env_of(s.path) is not None else -1)
+                         for s in shapes]
+            return bodies, shapes, roots, origins, body_env, shape_env, body_src
+
+        # one template env (env_0): copy it num_envs times
+        template_origin = self._env_origins.get(0, np.zeros(3))
+        if num_envs == 1:
+            body_env = [0] * len(bodies)
+            shape_env = [0 if (s.body >= 0 or env_of(s.path) == 0) else -1 for s in shapes]
+            return bodies, shapes, roots, [template_origin], body_env, shape_env, body_src
+        t_bodies = [i for i, b in enumerate(bodies) if env_of(b.path) == 0]
+        t_shapes = [i for i, s in enumerate(shapes) if env_of(s.path) == 0]
+        for i in t_shapes:
+            s = shapes[i]
+            if s.body >= 0 and env_of(bodies[s.body].path) != 0:
+                raise ValueError(f"shape {s.path} is in env_0 but its body {bodies[s.body].path} is not")
+        g_bodies = [i for i in range(len(bodies)) if i not in set(t_bodies)]
+        g_shapes = [i for i in range(len(shapes)) if i not in set(t_shapes)]
+        for i in g_shapes:
+            s = shapes[i]
+            if s.body >= 0 and env_of(bodies[s.body].path) == 0:
+                raise ValueError(f"shape {s.path} is outside env_0 but its body {bodies[s.body].path} is in it")
+        offsets = env_grid(num_envs, spacing)
+
+        def rename(path, i):
+            return f"{ENVS_ROOT}/env_{i}" + path[len(f"{ENVS_ROOT}/env_0"):]
+
+        t_roots = [r for r in roots if env_of(r) == 0]
+        g_roots = [r for r in roots if env_of(r) != 0]
+        return self._copies(t_bodies, t_shapes, t_roots, template_origin, offsets, rename,
+                            global_bodies=g_bodies, global_shapes=g_shapes, global_roots=g_roots)
+
+    def _copies(self, body_ids, shape_ids, roots, base_origin, offsets, rename, *, global_bodies, global_shapes,
+                global_roots=()):
+        """Global items first (unchanged), then for each env i a copy of the template renamed by
+        ``rename(path, i)`` and shifted by ``offsets[i]``; env i's origin is ``base_origin + offsets[i]``."""
+        bodies, shapes, body_env, shape_env, body_src = [], [], [], [], []
+        new_index = {}
+        for b in global_bodies:
+            new_index[(None, b)] = len(bodies)
+            bodies.append(self._bodies[b])
+            body_env.append(0)
+            body_src.append(b)
+        for s in global_shapes:
+            sh = self._shapes[s]
+            shapes.append(replace(sh, body=new_index[(None, sh.body)]) if sh.body >= 0 else sh)
+            shape_env.append(0 if sh.body >= 0 else -1)
+        out_roots = list(global_roots)
+        for i, off in enumerate(offsets):
+            for b in body_ids:
+                src = self._bodies[b]
+                pose = src.pose.copy()
+                pose[:3] += off
+                new_index[(i, b)] = len(bodies)
+                bodies.append(replace(src, path=rename(src.path, i), pose=pose))
+                body_env.append(i)
+                body_src.append(b)
+            for s in shape_ids:
+                src = self._shapes[s]
+                if src.body >= 0:
+                    shapes.append(replace(src, path=rename(src.path, i), body=new_index[(i, src.body)]))
+                else:
+                    pose = src.local_pose.copy()
+                    pose[:3] += off
+                    shapes.append(replace(src, path=rename(src.path, i), local_pose=pose))
+                shape_env.append(i)
+            out_roots += [rename(r, i) for r in roots]
+        origins = [np.asarray(base_origin, dtype=float) + o for o in offsets]
+        return bodies, shapes, out_roots, origins, body_env, shape_env, body_src

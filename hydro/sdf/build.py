@@ -1,0 +1,388 @@
+"""Building a shape's sparse narrow-band SDF (CPU, once per shape) and reporting on it.
+
+Layout of one shape's field (its local frame):
+
+- a grid of ``resolution = (nx, ny, nz)`` voxels of edge ``voxel_size`` starting at
+  ``origin``; every count is a multiple of 8, so the grid splits into bricks of 8³ voxels;
+- a *coarse grid*: one float32 sample per brick corner over the whole box;
+- *fine bricks*: 9³ samples (faces shared with neighbours are duplicated) for the bricks that
+  lie in the narrow band and that the coarse grid cannot reproduce within tolerance, stored
+  in ``texture_format`` (``uint8``/``uint16`` quantise the band range linearly, rounding;
+  ``float32`` stores values as they are);
+- a slot table mapping each brick to its fine slot, or −1 for "coarse".
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, prange
+
+from ..geometry import MESH, Geometry
+from .pack import SDFPack
+from .layout import BRICK, BRICK_SAMPLES, FORMAT_DTYPES, SAMPLES_PER_BRICK, SDFSettings, grid_layout
+
+
+@njit(parallel=True, cache=True)
+def _brick_sample_points(origin, h, nb, bricks, out):
+    """Sample positions of the given bricks, x fastest: out (len(bricks) * 729, 3)."""
+    for k in prange(bricks.shape[0]):
+        b = bricks[k]
+        bx = b % nb[0]
+        by = (b // nb[0]) % nb[1]
+        bz = b // (nb[0] * nb[1])
+        base = k * 729
+        for lz in range(9):
+            for ly in range(9):
+                for lx in range(9):
+                    j = base + (lz * 9 + ly) * 9 + lx
+                    out[j, 0] = origin[0] + (8 * bx + lx) * h
+                    out[j, 1] = origin[1] + (8 * by + ly) * h
+                    out[j, 2] = origin[2] + (8 * bz + lz) * h
+
+
+@njit(parallel=True, cache=True)
+def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fine, out_error):
+    """Flag the bricks to store fine: some exact sample lies in the band [inner, outer] and
+    trilinear interpolation of the coarse grid misses some sample by more than ``tolerance``.
+    ``out_error``: the largest miss of each brick (0 for bricks wholly outside the band)."""
+    cx = nb[0] + 1
+    cy = nb[1] + 1
+    for k in prange(bricks.shape[0]):
+        b = bricks[k]
+        bx = b % nb[0]
+        by = (b // nb[0]) % nb[1]
+        bz = b // (nb[0] * nb[1])
+        c000 = coarse[(bz * cy + by) * cx + bx]
+        c100 = coarse[(bz * cy + by) * cx + bx + 1]
+        c010 = coarse[(bz * cy + by + 1) * cx + bx]
+        c110 = coarse[(bz * cy + by + 1) * cx + bx + 1]
+        c001 = coarse[((bz + 1) * cy + by) * cx + bx]
+        c101 = coarse[((bz + 1) * cy + by) * cx + bx + 1]
+        c011 = coarse[((bz + 1) * cy + by + 1) * cx + bx]
+        c111 = coarse[((bz + 1) * cy + by + 1) * cx + bx + 1]
+        in_band = False
+        for j in range(k * 729, (k + 1) * 729):
+            if values[j] >= inner and values[j] <= outer:
+                in_band = True
+                break
+        if not in_band:
+            out_fine[k] = False
+            out_error[k] = 0.0
+            continue
+        worst = 0.0
+        for lz in range(9):
+            tz = lz / 8.0
+            for ly in range(9):
+                ty = ly / 8.0
+                for lx in range(9):
+                    tx = lx / 8.0
+                    a = c000 + (c100 - c000) * tx
+                    bb = c010 + (c110 - c010) * tx
+                    c = c001 + (c101 - c001) * tx
+                    d = c011 + (c111 - c011) * tx
+                    e = a + (bb - a) * ty
+                    f = c + (d - c) * ty
+                    v = e + (f - e) * tz
+                    worst = max(worst, abs(v - values[k * 729 + (lz * 9 + ly) * 9 + lx]))
+        out_fine[k] = worst > tolerance
+        out_error[k] = worst
+
+
+@njit(parallel=True, cache=True)
+def _brick_slopes(nb, h, slot, atlas_values, coarse, out):
+    """Per brick and axis: the largest |∂φ/∂x_i| of the stored, trilinearly interpolated field.
+
+    In a trilinear cell the partial derivative along axis i is a blend of that axis' four edge
+    differences, so it never exceeds the largest |Δ|/spacing among them. A fine brick takes the
+    max over its 8³ cells of its stored samples, a coarse one its single coarse cell. For
+    samples of a true distance every slope is at most 1 (plus rounding); on a flat face the
+    two in-plane slopes vanish, which is what keeps refinement tight there.
+    """
+    n = nb[0] * nb[1] * nb[2]
+    for b in prange(n):
+        bx = b % nb[0]
+        by = (b // nb[0]) % nb[1]
+        bz = b // (nb[0] * nb[1])
+        s = slot[b]
+        gx = 0.0
+        gy = 0.0
+        gz = 0.0
+        if s >= 0:
+            for lz in range(9):
+                for ly in range(9):
+                    for lx in range(8):
+                        gx = max(gx, abs(atlas_values[s, lz, ly, lx + 1] - atlas_values[s, lz, ly, lx]))
+            for lz in range(9):
+                for ly in range(8):
+                    for lx in range(9):
+                        gy = max(gy, abs(atlas_values[s, lz, ly + 1, lx] - atlas_values[s, lz, ly, lx]))
+            for lz in range(8):
+                for ly in range(9):
+                    for lx in range(9):
+                        gz = max(gz, abs(atlas_values[s, lz + 1, ly, lx] - atlas_values[s, lz, ly, lx]))
+            out[b, 0] = gx / h
+            out[b, 1] = gy / h
+            out[b, 2] = gz / h
+        else:
+            for v in range(2):
+                for u in range(2):
+                    gx = max(gx, abs(coarse[bz + v, by + u, bx + 1] - coarse[bz + v, by + u, bx]))
+                    gy = max(gy, abs(coarse[bz + v, by + 1, bx + u] - coarse[bz + v, by, bx + u]))
+                    gz = max(gz, abs(coarse[bz + 1, by + v, bx + u] - coarse[bz, by + v, bx + u]))
+            out[b, 0] = gx / (8.0 * h)
+            out[b, 1] = gy / (8.0 * h)
+            out[b, 2] = gz / (8.0 * h)
+
+
+@njit(parallel=True, cache=True)
+def _quantize(values, lo, scale_inv, levels, out):
+    for i in prange(values.shape[0]):
+        q = math.floor((values[i] - lo) * scale_inv + 0.5)
+        out[i] = min(max(q, 0.0), levels)
+
+
+def _primitive_phi_points(geometry: Geometry):
+    from ..geometry.primitives import _primitive_phi_many
+
+    kind = geometry.kind
+    params = geometry.params()
+
+    def evaluate(points):
+        out = np.empty(len(points))
+        _primitive_phi_many(kind, params, points, out)
+        return out
+
+    return evaluate
+
+
+@dataclass
+class SDFMemory:
+    """Bytes a field takes, beside what dense grids at the same resolution would take."""
+
+    fine_bytes: int
+    coarse_bytes: int
+    slot_bytes: int
+    dense_same_format_bytes: int
+    dense_float32_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.fine_bytes + self.coarse_bytes + self.slot_bytes
+
+
+@dataclass
+class SDF:
+    """One shape's sparse field. See the module docstring for the layout.
+
+    | field | shape | meaning |
+    |---|---|---|
+    | ``origin`` | (3,) | m, local position of grid sample (0, 0, 0) |
+    | ``voxel_size`` | | m |
+    | ``resolution`` | (3,) | voxels per axis, multiples of 8 |
+    | ``coarse`` | (bz+1, by+1, bx+1) | float32 samples at brick corners |
+    | ``brick_slot`` | (bz, by, bx) | int32 fine slot per brick, −1 for coarse |
+    | ``atlas`` | (F, 9, 9, 9) | fine samples (z, y, x order) in ``texture_format`` |
+    | ``scale``, ``offset`` | | dequantisation: φ = offset + scale · q (float32: 1, 0) |
+    | ``coarse_error`` | | m, largest miss of the coarse grid in a band brick left coarse (the |
+    |  |  | field's only jump, where such a brick meets a fine one; <= coarse_tolerance) |
+    | ``brick_slopes`` | (bz, by, bx, 3) | float32 bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the stored |
+    |  |  | field over the brick (each <= 1 for a distance) |
+    """
+
+    geometry: Geometry
+    settings: SDFSettings
+    origin: np.ndarray
+    voxel_size: float
+    resolution: tuple
+    padding: float
+    coarse: np.ndarray
+    brick_slot: np.ndarray
+    atlas: np.ndarray
+    scale: float
+    offset: float
+    brick_slopes: np.ndarray
+    coarse_error: float = 0.0
+    build_seconds: float = 0.0
+    band_bricks: int = 0
+    _pack: "SDFPack | None" = field(default=None, repr=False)
+
+    @property
+    def bricks(self) -> tuple:
+        return tuple(r // BRICK for r in self.resolution)
+
+    @property
+    def brick_count(self) -> int:
+        b = self.bricks
+        return b[0] * b[1] * b[2]
+
+    @property
+    def fine_brick_count(self) -> int:
+        return int(self.atlas.shape[0])
+
+    @property
+    def box_lo(self) -> np.ndarray:
+        return np.asarray(self.origin, dtype=float)
+
+    @property
+    def box_hi(self) -> np.ndarray:
+        return self.box_lo + np.asarray(self.resolution) * self.voxel_size
+
+    @property
+    def quantization_step(self) -> float:
+        """Largest rounding error of a stored fine sample (m); 0 for float32."""
+        return 0.5 * self.scale if self.settings.texture_format != "float32" else 0.0
+
+    def memory(self) -> SDFMemory:
+        n_samples = int(np.prod(np.asarray(self.resolution) + 1))
+        itemsize = np.dtype(FORMAT_DTYPES[self.settings.texture_format]).itemsize
+        return SDFMemory(
+            fine_bytes=int(self.atlas.nbytes),
+            coarse_bytes=int(self.coarse.nbytes),
+            slot_bytes=int(self.brick_slot.nbytes + self.brick_slopes.nbytes),
+            dense_same_format_bytes=n_samples * itemsize,
+            dense_float32_bytes=n_samples * 4,
+        )
+
+    def pack(self) -> "SDFPack":
+        if self._pack is None:
+            self._pack = SDFPack([self])
+        return self._pack
+
+    def sample(self, points, *, device="cpu") -> np.ndarray:
+        """φ at local ``points`` (N, 3)."""
+        return self.pack().sample(np.zeros(len(np.atleast_2d(points)), dtype=np.int32), points, device=device)
+
+    def sample_grad(self, points, *, device="cpu"):
+        """(φ, ∇φ) at local ``points`` (N, 3)."""
+        return self.pack().sample_grad(np.zeros(len(np.atleast_2d(points)), dtype=np.int32), points, device=device)
+
+    def grid_points(self) -> np.ndarray:
+        """Local positions of every grid sample, (nz+1, ny+1, nx+1, 3)."""
+        n = self.resolution
+        axes = [self.origin[k] + np.arange(n[k] + 1) * self.voxel_size for k in range(3)]
+        z, y, x = np.meshgrid(axes[2], axes[1], axes[0], indexing="ij")
+        return np.stack([x, y, z], axis=-1)
+
+
+def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_padding: float = 0.0) -> SDF:
+    """Build the sparse narrow-band SDF of ``geometry`` (CPU).
+
+    ``extra_padding`` (m) widens the box beyond ``settings.padding``, e.g. by the shape's
+    contact margin and gap. Meshes must be watertight; other bad input raises ``ValueError``.
+    """
+    settings = settings or SDFSettings()
+    if not isinstance(geometry, Geometry):
+        raise ValueError(f"geometry must be a hydro Geometry, got {type(geometry).__name__}")
+    if not geometry.volumetric:
+        raise ValueError(f"a {geometry.kind_name} has no inside and cannot have an SDF")
+    if not math.isfinite(extra_padding) or extra_padding < 0.0:
+        raise ValueError(f"extra_padding must be a finite number >= 0, got {extra_padding!r}")
+    t0 = time.perf_counter()
+    if geometry.kind == MESH:
+        from ..geometry.mesh_distance import MeshDistance
+
+        evaluate = MeshDistance(geometry).signed_distance  # checks watertightness
+    else:
+        evaluate = _primitive_phi_points(geometry)
+    lo, hi = geometry.local_aabb()
+    origin, h, res, pad = grid_layout(lo, hi, settings, extra_padding)
+    nb = np.array([r // BRICK for r in res], dtype=np.int64)
+    n_bricks = int(nb.prod())
+
+    # coarse grid: exact φ at every brick corner
+    cz, cy, cx = (np.arange(nb[k] + 1) * BRICK * h + origin[k] for k in (2, 1, 0))
+    Z, Y, X = np.meshgrid(cz, cy, cx, indexing="ij")
+    coarse_pts = np.stack([X.ravel(), Y.ravel(), Z.ravel()], axis=1)
+    coarse = evaluate(coarse_pts).astype(np.float32)
+
+    # bricks whose centre lies within band + half the brick diagonal of the surface
+    b_idx = np.arange(n_bricks)
+    centers = np.stack([
+        origin[0] + (b_idx % nb[0] + 0.5) * BRICK * h,
+        origin[1] + ((b_idx // nb[0]) % nb[1] + 0.5) * BRICK * h,
+        origin[2] + (b_idx // (nb[0] * nb[1]) + 0.5) * BRICK * h,
+    ], axis=1)
+    phi_c = evaluate(centers)
+    half_diag = 0.5 * math.sqrt(3.0) * BRICK * h
+    inner, outer = settings.narrow_band_inner, settings.narrow_band_outer
+    in_band = (phi_c - half_diag <= outer) & (phi_c + half_diag >= inner)
+    band = b_idx[in_band].astype(np.int64)
+
+    # exact samples of band bricks; keep the ones the coarse grid cannot reproduce
+    pts = np.empty((len(band) * SAMPLES_PER_BRICK, 3))
+    _brick_sample_points(np.asarray(origin, dtype=float), h, nb, band, pts)
+    values = evaluate(pts)
+    fine_flag = np.empty(len(band), dtype=np.bool_)
+    miss = np.empty(len(band))
+    _coarse_mismatch(coarse.astype(np.float64), nb, band, values, settings.coarse_tolerance * h,
+                     inner, outer, fine_flag, miss)
+    # the largest jump where a coarse band brick meets a fine one (at most coarse_tolerance)
+    coarse_error = float(miss[~fine_flag].max()) if np.any(~fine_flag) else 0.0
+    fine_bricks = band[fine_flag]
+    values = values.reshape(len(band), SAMPLES_PER_BRICK)[fine_flag]
+
+    slot = np.full(n_bricks, -1, dtype=np.int32)
+    slot[fine_bricks] = np.arange(len(fine_bricks), dtype=np.int32)
+    fmt = settings.texture_format
+    if fmt == "float32":
+        atlas = values.astype(np.float32)
+        scale, offset = 1.0, 0.0
+    else:
+        # the band widened by half a brick diagonal, so in-band bricks are (almost) never clamped
+        levels = float(np.iinfo(FORMAT_DTYPES[fmt]).max)
+        q_lo = inner - half_diag
+        scale = (outer - inner + 2.0 * half_diag) / levels
+        offset = q_lo
+        q = np.empty(values.size)
+        _quantize(values.ravel(), q_lo, 1.0 / scale, levels, q)
+        atlas = q.astype(FORMAT_DTYPES[fmt]).reshape(values.shape)
+    atlas = atlas.reshape(-1, BRICK_SAMPLES, BRICK_SAMPLES, BRICK_SAMPLES)
+    stored = atlas.astype(np.float64) * scale + offset if fmt != "float32" else atlas.astype(np.float64)
+    coarse3 = coarse.reshape(nb[2] + 1, nb[1] + 1, nb[0] + 1)
+    slopes = np.empty((n_bricks, 3))
+    _brick_slopes(nb, h, slot, stored, coarse3.astype(np.float64), slopes)
+    brick_slopes = (slopes * (1.0 + 1e-6) + 1e-9).astype(np.float32)
+    return SDF(
+        geometry=geometry,
+        settings=settings,
+        origin=np.asarray(origin, dtype=float),
+        voxel_size=h,
+        resolution=res,
+        padding=pad,
+        coarse=coarse3,
+        brick_slot=slot.reshape(nb[2], nb[1], nb[0]),
+        brick_slopes=brick_slopes.reshape(nb[2], nb[1], nb[0], 3),
+        coarse_error=coarse_error,
+        atlas=atlas,
+        scale=float(scale),
+        offset=float(offset),
+        build_seconds=time.perf_counter() - t0,
+        band_bricks=int(len(band)),
+    )
+
+
+def report(sdf: SDF) -> str:
+    """A human-readable summary of a built field (used by ``hydro sdf``)."""
+    m = sdf.memory()
+    nb = sdf.bricks
+    lines = [
+        f"shape        {sdf.geometry.kind_name} {getattr(sdf.geometry, 'name', '') if sdf.geometry.kind == MESH else ''}".rstrip(),
+        f"grid         {sdf.resolution[0]} x {sdf.resolution[1]} x {sdf.resolution[2]} voxels, "
+        f"voxel {sdf.voxel_size * 1e3:.4g} mm, padding {sdf.padding * 1e3:.4g} mm",
+        f"box          [{', '.join(f'{v:.4g}' for v in sdf.box_lo)}] .. [{', '.join(f'{v:.4g}' for v in sdf.box_hi)}] m",
+        f"band         [{sdf.settings.narrow_band_inner:g}, {sdf.settings.narrow_band_outer:g}] m, "
+        f"format {sdf.settings.texture_format}",
+        f"bricks       {nb[0]} x {nb[1]} x {nb[2]} = {sdf.brick_count}: {sdf.band_bricks} in the band, "
+        f"{sdf.fine_brick_count} fine ({100.0 * sdf.fine_brick_count / sdf.brick_count:.1f}%)",
+        f"memory       fine {m.fine_bytes / 1024:.1f} KiB + coarse {m.coarse_bytes / 1024:.1f} KiB + slots "
+        f"{m.slot_bytes / 1024:.1f} KiB = {m.total_bytes / 1024:.1f} KiB",
+        f"dense grid   {m.dense_float32_bytes / 1024:.1f} KiB float32 ({100.0 * m.total_bytes / m.dense_float32_bytes:.1f}% "
+        f"of it), {m.dense_same_format_bytes / 1024:.1f} KiB {sdf.settings.texture_format} "
+        f"({100.0 * m.total_bytes / m.dense_same_format_bytes:.1f}% of it)",
+        f"build        {sdf.build_seconds * 1e3:.1f} ms",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,136 @@
+"""The layout of a sparse SDF: bricks, storage formats, the grid and the packed parameter rows.
+
+One definition of each layout constant lives here; the builder (:mod:`.build`), the packer
+(:mod:`.pack`), the device samplers (:mod:`.sample`) and the NumPy decoder used by the viewer
+(:mod:`.level_set`) all read them from this module.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+BRICK = 8  # voxels per brick edge
+BRICK_SAMPLES = BRICK + 1
+SAMPLES_PER_BRICK = BRICK_SAMPLES**3
+FORMATS = ("float32", "uint16", "uint8")
+FORMAT_CODES = {"float32": 0, "uint16": 1, "uint8": 2}
+FORMAT_DTYPES = {"float32": np.float32, "uint16": np.uint16, "uint8": np.uint8}
+DEFAULT_PADDING_VOXELS = 4
+
+
+@dataclass(frozen=True)
+class SDFSettings:
+    """How a shape's SDF is built (the per-shape ``newton:sdf*`` attributes).
+
+    | field | meaning |
+    |---|---|
+    | ``max_resolution`` | voxels along the longest padded axis; a positive multiple of 8 |
+    | ``target_voxel_size`` | m; when set and > 0 it decides the grid instead |
+    | ``narrow_band_inner`` | m, < 0: how deep inside the surface fine samples are kept |
+    | ``narrow_band_outer`` | m, > 0: how far outside the surface fine samples are kept |
+    | ``padding`` | m added around the shape's bounds; ``None``: 4 voxels (1 below 32) |
+    | ``texture_format`` | ``"uint8"``, ``"uint16"`` or ``"float32"`` storage of fine samples |
+    | ``coarse_tolerance`` | voxels: a band brick stays coarse when trilinear interpolation |
+    |  | of the coarse grid is within this of every exact sample |
+    """
+
+    max_resolution: int = 64
+    target_voxel_size: float | None = None
+    narrow_band_inner: float = -0.1
+    narrow_band_outer: float = 0.1
+    padding: float | None = None
+    texture_format: str = "uint16"
+    coarse_tolerance: float = 0.05
+
+    def __post_init__(self):
+        r = self.max_resolution
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r <= 0 or r % 8 != 0:
+            raise ValueError(f"max_resolution must be a positive multiple of 8, got {r!r}")
+        object.__setattr__(self, "max_resolution", int(r))
+        if self.target_voxel_size is not None:
+            t = float(self.target_voxel_size)
+            if not math.isfinite(t):
+                raise ValueError(f"target_voxel_size must be finite, got {self.target_voxel_size!r}")
+            object.__setattr__(self, "target_voxel_size", t)
+        inner = float(self.narrow_band_inner)
+        outer = float(self.narrow_band_outer)
+        if not math.isfinite(inner) or inner >= 0.0:
+            raise ValueError(f"narrow_band_inner must be a finite number < 0, got {self.narrow_band_inner!r}")
+        if not math.isfinite(outer) or outer <= 0.0:
+            raise ValueError(f"narrow_band_outer must be a finite number > 0, got {self.narrow_band_outer!r}")
+        object.__setattr__(self, "narrow_band_inner", inner)
+        object.__setattr__(self, "narrow_band_outer", outer)
+        if self.padding is not None:
+            p = float(self.padding)
+            if not math.isfinite(p) or p < 0.0:
+                raise ValueError(f"padding must be a finite number >= 0, got {self.padding!r}")
+            object.__setattr__(self, "padding", p)
+        if self.texture_format not in FORMATS:
+            raise ValueError(
+                f"texture_format must be one of {', '.join(FORMATS)}, got {self.texture_format!r}"
+            )
+        c = float(self.coarse_tolerance)
+        if not math.isfinite(c) or c < 0.0:
+            raise ValueError(f"coarse_tolerance must be a finite number >= 0, got {self.coarse_tolerance!r}")
+        object.__setattr__(self, "coarse_tolerance", c)
+
+
+def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
+    """The grid for bounds ``lo..hi``: ``(origin, voxel_size, resolution, padding)``.
+
+    The longest padded axis gets exactly ``max_resolution`` voxels (unless a positive
+    ``target_voxel_size`` decides); every axis count is rounded up to a multiple of 8 and the
+    box is centred on the shape's bounds.
+    """
+    lo = np.asarray(lo, dtype=float)
+    hi = np.asarray(hi, dtype=float)
+    size = hi - lo
+    extra = float(extra_padding)
+    tvs = settings.target_voxel_size
+    if tvs is not None and tvs > 0.0:
+        h = tvs
+        pad = settings.padding if settings.padding is not None else DEFAULT_PADDING_VOXELS * h
+        pad += extra
+        n = np.maximum(8, np.ceil((size + 2 * pad) / h / 8.0 - 1e-9).astype(np.int64) * 8)
+    else:
+        n_max = settings.max_resolution
+        longest = float(size.max())
+        if settings.padding is None:
+            pad_vox = DEFAULT_PADDING_VOXELS if n_max >= 32 else 1
+            h = (longest + 2 * extra) / (n_max - 2 * pad_vox)
+            pad = pad_vox * h + extra
+        else:
+            pad = settings.padding + extra
+            h = (longest + 2 * pad) / n_max
+        n = np.maximum(8, np.ceil((size + 2 * pad) / h / 8.0 - 1e-9).astype(np.int64) * 8)
+        n = np.minimum(n, n_max)
+    center = 0.5 * (lo + hi)
+    origin = center - 0.5 * n * h
+    return origin, float(h), tuple(int(v) for v in n), float(pad)
+
+
+# ============================================================================================
+# Device helpers: sampling a packed field
+
+# Per-shape float parameters (row of SDFPack.params_f)
+F_ORIGIN = 0  # 0..2
+F_VOXEL = 3
+F_INV_VOXEL = 4
+F_SCALE = 5
+F_OFFSET = 6
+F_BAND_INNER = 7
+F_BAND_OUTER = 8
+F_JUMP = 9  # largest jump of the stored field (coarse error + half a quantisation step)
+F_COUNT = 10
+# Per-shape integer parameters (row of SDFPack.params_i)
+I_RES = 0  # 0..2 voxels
+I_BRICKS = 3  # 3..5 bricks
+I_FORMAT = 6
+I_SLOT_OFFSET = 7
+I_COARSE_OFFSET = 8
+I_ATLAS_OFFSET = 9
+I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: three slope bounds per brick
+I_COUNT = 11

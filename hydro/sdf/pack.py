@@ -1,0 +1,115 @@
+"""Several shapes' SDFs packed into one set of arrays, so one kernel launch can sample any of them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import get_device
+from .layout import (F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_INV_VOXEL, F_JUMP, F_OFFSET, F_ORIGIN, F_SCALE, F_VOXEL,
+                     FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET, I_COUNT, I_FORMAT, I_RES,
+                     I_SLOPES_OFFSET, I_SLOT_OFFSET)
+from .sample import SAMPLE_PHI, SAMPLE_PHI_GRAD
+
+
+class SDFPack:
+    """Several shapes' fields concatenated so one kernel launch can sample any of them.
+
+    | array | shape | meaning |
+    |---|---|---|
+    | ``params_f`` | (S, F_COUNT) float64 | origin, voxel size, its inverse, scale, offset, band |
+    | ``params_i`` | (S, I_COUNT) int32 | resolution, bricks, format, offsets into the arrays below |
+    | ``slots`` | (Σ bricks,) int32 | fine slot per brick, −1 coarse |
+    | ``coarse`` | (Σ coarse samples + bricks,) float32 | each shape's coarse grid, then its |
+    |  |  | per-brick slope bounds (3 per brick, at ``I_SLOPES_OFFSET``) |
+    | ``atlas_f32`` / ``atlas_u16`` / ``atlas_u8`` | (Σ samples,) | fine samples by format |
+    """
+
+    def __init__(self, sdfs):
+        sdfs = list(sdfs)
+        n = len(sdfs)
+        self.sdfs = sdfs
+        pf = np.zeros((max(n, 1), F_COUNT))
+        pi = np.zeros((max(n, 1), I_COUNT), dtype=np.int32)
+        slots, coarse = [], []
+        atlases = {"float32": [], "uint16": [], "uint8": []}
+        atlas_len = {"float32": 0, "uint16": 0, "uint8": 0}
+        slot_off = coarse_off = 0
+        for s, sdf in enumerate(sdfs):
+            fmt = sdf.settings.texture_format
+            pf[s, F_ORIGIN : F_ORIGIN + 3] = sdf.origin
+            pf[s, F_VOXEL] = sdf.voxel_size
+            pf[s, F_INV_VOXEL] = 1.0 / sdf.voxel_size
+            pf[s, F_SCALE] = sdf.scale
+            pf[s, F_OFFSET] = sdf.offset
+            pf[s, F_BAND_INNER] = sdf.settings.narrow_band_inner
+            pf[s, F_BAND_OUTER] = sdf.settings.narrow_band_outer
+            pf[s, F_JUMP] = (sdf.coarse_error + 0.5 * sdf.scale) * 1.0001 if sdf.settings.texture_format != "float32" \
+                else sdf.coarse_error * 1.0001
+            pi[s, I_RES : I_RES + 3] = sdf.resolution
+            pi[s, I_BRICKS : I_BRICKS + 3] = sdf.bricks
+            pi[s, I_FORMAT] = FORMAT_CODES[fmt]
+            pi[s, I_SLOT_OFFSET] = slot_off
+            pi[s, I_COARSE_OFFSET] = coarse_off
+            pi[s, I_ATLAS_OFFSET] = atlas_len[fmt]
+            pi[s, I_SLOPES_OFFSET] = coarse_off + sdf.coarse.size
+            slots.append(sdf.brick_slot.ravel())
+            coarse.append(sdf.coarse.ravel())
+            coarse.append(sdf.brick_slopes.ravel())
+            atlases[fmt].append(sdf.atlas.ravel())
+            slot_off += sdf.brick_slot.size
+            coarse_off += sdf.coarse.size + sdf.brick_slopes.size
+            atlas_len[fmt] += sdf.atlas.size
+        for fmt, total in atlas_len.items():
+            if total >= 2**31:
+                raise ValueError(f"the packed {fmt} fine samples exceed 2^31 entries; use fewer or coarser shapes")
+
+        def cat(parts, dtype):
+            return np.ascontiguousarray(np.concatenate(parts).astype(dtype, copy=False)) if parts else np.zeros(1, dtype)
+
+        self.params_f = pf
+        self.params_i = pi
+        self.slots = cat(slots, np.int32)
+        self.coarse = cat(coarse, np.float32)
+        self.atlas_f32 = cat(atlases["float32"], np.float32)
+        self.atlas_u16 = cat(atlases["uint16"], np.uint16)
+        self.atlas_u8 = cat(atlases["uint8"], np.uint8)
+        self._device_arrays = {}
+
+    def __len__(self) -> int:
+        return len(self.sdfs)
+
+    def arrays(self, device="cpu") -> tuple:
+        """``(params_f, params_i, slots, coarse, atlas_f32, atlas_u16, atlas_u8)`` on ``device``."""
+        dev = get_device(device)
+        if dev.name not in self._device_arrays:
+            host = (self.params_f, self.params_i, self.slots, self.coarse, self.atlas_f32, self.atlas_u16, self.atlas_u8)
+            self._device_arrays[dev.name] = tuple(dev.asarray(a) for a in host)
+        return self._device_arrays[dev.name]
+
+    def _points(self, shape_ids, points):
+        pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+        ids = np.ascontiguousarray(shape_ids, dtype=np.int32).reshape(-1)
+        if len(ids) != len(pts):
+            raise ValueError(f"shape_ids has {len(ids)} entries but points has {len(pts)}")
+        if len(ids) and (ids.min() < 0 or ids.max() >= len(self)):
+            raise ValueError(f"shape_ids must lie in [0, {len(self) - 1}]")
+        if not np.all(np.isfinite(pts)):
+            raise ValueError("points must be finite")
+        return ids, pts
+
+    def sample(self, shape_ids, points, *, device="cpu") -> np.ndarray:
+        """φ of shape ``shape_ids[i]`` at its local point ``points[i]``."""
+        dev = get_device(device)
+        ids, pts = self._points(shape_ids, points)
+        out = dev.full(len(pts), np.nan, np.float64)
+        dev.launch(SAMPLE_PHI, len(pts), dev.asarray(ids), dev.asarray(pts), *self.arrays(dev), out)
+        return dev.to_host(out)
+
+    def sample_grad(self, shape_ids, points, *, device="cpu"):
+        """(φ, ∇φ) of shape ``shape_ids[i]`` at its local point ``points[i]``."""
+        dev = get_device(device)
+        ids, pts = self._points(shape_ids, points)
+        phi = dev.full(len(pts), np.nan, np.float64)
+        grad = dev.full((len(pts), 3), np.nan, np.float64)
+        dev.launch(SAMPLE_PHI_GRAD, len(pts), dev.asarray(ids), dev.asarray(pts), *self.arrays(dev), phi, grad)
+        return dev.to_host(phi), dev.to_host(grad)

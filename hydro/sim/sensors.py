@@ -1,0 +1,513 @@
+"""Isaac Lab–style contact sensors (names and shapes kept so code moves over), NumPy arrays.
+
+A :class:`ContactSensor` is made by ``sim.add_sensor(ContactSensorCfg(...))`` and updates every
+physics step of its :class:`~hydro.sim.simulation.Simulation` from then on, whether or not anybody
+reads it (reads are never lazy, so a history never skips a step).
+
+Shapes: E envs, S sensor bodies per env, F filter columns, H = max(history_length, 1).
+
+Sensor bodies (``prim_path``)
+    A regular expression, fully matched against prim paths; ``{ENV_REGEX_NS}`` stands for each
+    env's namespace (``/World/envs/env_\\d+``, or ``/World`` in a scene without envs). It
+    matches bodies and static colliders (a static collider is its own "body": a force plate).
+    Every env must match the same bodies (same env-relative paths); one sensor body per match
+    per env. A global static collider (outside ``/World/envs``) is a sensor body in every env
+    and sees each env's contacts in that env's row. With ``sensor_shape_prim_expr`` (a list of
+    expressions) the sensor bodies are the matched *collider shapes* instead.
+
+Filter columns (F)
+    One column per ``filter_prim_paths_expr`` entry (partners whose body path, or static
+    collider path, matches), then one per ``filter_shape_prim_expr`` entry (partners whose
+    collider shape path matches), then, when ``exclude_prim_paths_expr`` is given, one column
+    "every partner except these" (a partner is excluded when its body or shape path matches any
+    entry). Many-to-many: any number of sensor bodies, and a partner may fall in several
+    columns. ``*_matrix_w`` and ``contact_pos_w`` are ``None`` when F = 0.
+
+Forces and NaN rules
+    Forces are world-frame, on the sensor body, averaged over the physics step's solver
+    sub-steps (the impulse over the step divided by dt), and only from contacts that carry
+    force (speculative contacts never count). ``net_forces_w = net_normal_forces_w +
+    net_friction_forces_w`` always. Without contact a force is 0; ``contact_pos_w`` (the
+    force-weighted centre of pressure over the step, per sensor body and filter column) is NaN.
+    Sums are ordered, so repeated runs give identical numbers on the CPU.
+
+Time
+    The sensor counts physics steps in integers; ``*_air_time``/``*_contact_time`` are
+    ``steps · dt`` in float64, exact after any simulated time. In contact means
+    ``|net normal force| > force_threshold``. ``update_period`` 0 publishes every physics step;
+    otherwise an env publishes when ``ceil(update_period/dt − 1e-9)`` steps have passed since it
+    last did, and its timers advance by those steps. ``reset(env_ids)`` zeroes forces,
+    histories, timers and latches (positions NaN) and the env publishes again at the next step,
+    from contacts after the reset only.
+
+Latch (short contacts between control steps)
+    ``data.contact_latch`` (E,S) bool and ``data.peak_force_latch`` (E,S) N record, over every
+    solver sub-step since :meth:`ContactSensor.clear_latch` (or reset), whether the body was in
+    contact and the largest ``|net force|``, whatever ``update_period`` is. Clear it once per
+    control step.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .simulation import actor_table, expand_expr
+
+__all__ = ["ContactSensorCfg", "ContactSensor", "ContactSensorData"]
+
+
+def _expr_list(name, value, *, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    try:
+        out = list(value)
+    except TypeError:
+        raise ValueError(f"ContactSensorCfg.{name} must be a list of prim path expressions, got {value!r}") from None
+    for v in out:
+        if not isinstance(v, str) or not v:
+            raise ValueError(f"ContactSensorCfg.{name} entries must be non-empty strings, got {v!r}")
+    return out
+
+
+@dataclass
+class ContactSensorCfg:
+    """Configuration of a :class:`ContactSensor` (Isaac Lab's names; see the module docstring)."""
+
+    prim_path: str = ""
+    """Expression of the sensor bodies (``{ENV_REGEX_NS}`` and regular expressions)."""
+    filter_prim_paths_expr: list = field(default_factory=list)
+    """One filter column per expression, matched against partner body (or static collider) paths."""
+    history_length: int = 0
+    """Samples kept in ``*_history`` (H = max(history_length, 1)); index 0 is the newest."""
+    update_period: float = 0.0
+    """s between published samples; 0 = every physics step."""
+    track_air_time: bool = False
+    """Keep ``current/last_air_time`` and ``current/last_contact_time``."""
+    track_contact_points: bool = False
+    """Keep ``contact_pos_w`` (needs filter columns)."""
+    force_threshold: float = 1.0
+    """N: in contact means |net normal force| > this."""
+    debug_vis: bool = False
+    """Ask the viewer to draw markers on sensor bodies in contact and force arrows (data unchanged)."""
+    sensor_shape_prim_expr: list | None = None
+    """Shape-level sensing: the sensor bodies are the collider shapes these expressions match."""
+    filter_shape_prim_expr: list | None = None
+    """Shape-level filter columns, matched against partner collider shape paths."""
+    exclude_prim_paths_expr: list = field(default_factory=list)
+    """Adds one last filter column: every partner except those matching these expressions."""
+
+    def __post_init__(self):
+        if self.sensor_shape_prim_expr is None and (not isinstance(self.prim_path, str) or not self.prim_path):
+            raise ValueError(f"ContactSensorCfg.prim_path must be a non-empty prim path expression, got {self.prim_path!r}")
+        self.filter_prim_paths_expr = _expr_list("filter_prim_paths_expr", self.filter_prim_paths_expr)
+        self.sensor_shape_prim_expr = _expr_list("sensor_shape_prim_expr", self.sensor_shape_prim_expr, allow_none=True)
+        self.filter_shape_prim_expr = _expr_list("filter_shape_prim_expr", self.filter_shape_prim_expr, allow_none=True)
+        self.exclude_prim_paths_expr = _expr_list("exclude_prim_paths_expr", self.exclude_prim_paths_expr)
+        h = self.history_length
+        if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 0:
+            raise ValueError(f"ContactSensorCfg.history_length must be an integer >= 0, got {h!r}")
+        for name in ("update_period", "force_threshold"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"ContactSensorCfg.{name} must be a finite number >= 0, got {v!r}")
+        for name in ("track_air_time", "track_contact_points", "debug_vis"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"ContactSensorCfg.{name} must be True or False, got {getattr(self, name)!r}")
+
+    def _make_sensor(self, sim):
+        return ContactSensor(self, sim)
+
+
+@dataclass
+class ContactSensorData:
+    """What a :class:`ContactSensor` reports (world frame, N, m, s; fresh arrays each update).
+
+    | field | shape | meaning |
+    |---|---|---|
+    | ``net_normal_forces_w`` | (E,S,3) | normal force on each sensor body |
+    | ``net_friction_forces_w`` | (E,S,3) | friction force on each sensor body |
+    | ``net_forces_w`` | (E,S,3) | normal + friction |
+    | ``net_normal_forces_w_history`` … ``net_forces_w_history`` | (E,H,S,3) | index 0 newest |
+    | ``normal_force_matrix_w`` / ``friction_force_matrix_w`` / ``force_matrix_w`` | (E,S,F,3) | per filter column; None without filters |
+    | ``*_matrix_w_history`` | (E,H,S,F,3) | index 0 newest; None without filters |
+    | ``contact_pos_w`` | (E,S,F,3) | force-weighted centre of pressure, NaN without contact; None unless filters and track_contact_points |
+    | ``current_air_time`` / ``last_air_time`` | (E,S) | s; None unless track_air_time |
+    | ``current_contact_time`` / ``last_contact_time`` | (E,S) | s; None unless track_air_time |
+    | ``contact_latch`` | (E,S) bool | in contact in any sub-step since the latch was cleared |
+    | ``peak_force_latch`` | (E,S) | largest \\|net force\\| in any sub-step since then |
+    """
+
+    net_normal_forces_w: np.ndarray | None = None
+    net_friction_forces_w: np.ndarray | None = None
+    net_forces_w: np.ndarray | None = None
+    net_normal_forces_w_history: np.ndarray | None = None
+    net_friction_forces_w_history: np.ndarray | None = None
+    net_forces_w_history: np.ndarray | None = None
+    normal_force_matrix_w: np.ndarray | None = None
+    friction_force_matrix_w: np.ndarray | None = None
+    force_matrix_w: np.ndarray | None = None
+    normal_force_matrix_w_history: np.ndarray | None = None
+    friction_force_matrix_w_history: np.ndarray | None = None
+    force_matrix_w_history: np.ndarray | None = None
+    contact_pos_w: np.ndarray | None = None
+    current_air_time: np.ndarray | None = None
+    last_air_time: np.ndarray | None = None
+    current_contact_time: np.ndarray | None = None
+    last_contact_time: np.ndarray | None = None
+    contact_latch: np.ndarray | None = None
+    peak_force_latch: np.ndarray | None = None
+
+
+class ContactSensor:
+    """Contact forces on sensor bodies, batched over envs (see the module docstring).
+
+    Made by ``sim.add_sensor(cfg)``. ``data`` is the latest :class:`ContactSensorData`.
+    """
+
+    def __init__(self, cfg: ContactSensorCfg, sim):
+        if not isinstance(cfg, ContactSensorCfg):
+            raise ValueError(f"ContactSensor needs a hydro.sim.sensors.ContactSensorCfg, got {type(cfg).__name__}")
+        self.cfg = cfg
+        self.sim = sim
+        self.debug_vis = bool(cfg.debug_vis)
+        model = sim.model
+        self._dt = float(sim.physics_dt)
+        self._resolve(model)
+        self._period_steps = 0 if cfg.update_period == 0 else max(1, math.ceil(cfg.update_period / self._dt - 1e-9))
+        self._allocate()
+
+    # ------------------------------------------------------------------------------------------
+    def _resolve(self, model):
+        cfg = self.cfg
+        E = model.num_envs
+        paths, envs, self._actor_of_shape = actor_table(model)
+        shape_paths = list(model.shape_path)
+        shape_env = np.asarray(model.shape_env, dtype=np.int64)
+        self._shape_level = cfg.sensor_shape_prim_expr is not None
+        if self._shape_level:
+            rx = [expand_expr(e, model) for e in cfg.sensor_shape_prim_expr]
+            cand_paths, cand_env = shape_paths, shape_env
+            what = f"sensor_shape_prim_expr {cfg.sensor_shape_prim_expr}"
+        else:
+            rx = [expand_expr(cfg.prim_path, model)]
+            cand_paths, cand_env = paths, envs
+            what = f"prim_path {cfg.prim_path!r}"
+        matched = np.array([any(r.fullmatch(p) for r in rx) for p in cand_paths], dtype=bool)
+        glob = np.flatnonzero(matched & (cand_env < 0))
+        per_env = [np.concatenate([glob, np.flatnonzero(matched & (cand_env == e))]) for e in range(E)]
+        S = len(per_env[0])
+        if S == 0:
+            raise ValueError(f"ContactSensor: {what} matches no {'collider shape' if self._shape_level else 'body'}")
+
+        def rel(p):
+            m = re.match(r"^/World/envs/env_\d+(/.*)$", p)
+            return m.group(1) if m else p
+
+        names0 = [rel(cand_paths[i]) for i in per_env[0]]
+        for e in range(1, E):
+            names = [rel(cand_paths[i]) for i in per_env[e]]
+            if names != names0:
+                raise ValueError(f"ContactSensor: {what} matches {names0} in env 0 but {names} in env {e}; "
+                                 f"every env must have the same sensor bodies")
+        slot = np.full(len(cand_paths), -1, np.int64)
+        for e in range(E):
+            slot[per_env[e]] = np.arange(S)
+        self._slot = slot  # per actor (or per shape): its sensor body index, −1 none
+        self._elements = per_env  # per env: actor (or shape) indices
+        self.body_paths = [[cand_paths[i] for i in per_env[e]] for e in range(E)]
+        self.body_names = [n.rsplit("/", 1)[-1] for n in names0]
+        self._E, self._S = E, S
+
+        # filter columns: boolean per partner actor or per partner shape
+        cols_actor, cols_shape, names = [], [], []
+        for expr in cfg.filter_prim_paths_expr:
+            r = expand_expr(expr, model)
+            cols_actor.append(np.array([bool(r.fullmatch(p)) for p in paths]))
+            cols_shape.append(None)
+            names.append(expr)
+        for expr in cfg.filter_shape_prim_expr or []:
+            r = expand_expr(expr, model)
+            cols_actor.append(None)
+            cols_shape.append(np.array([bool(r.fullmatch(p)) for p in shape_paths]))
+            names.append(expr)
+        if cfg.exclude_prim_paths_expr:
+            rs = [expand_expr(e, model) for e in cfg.exclude_prim_paths_expr]
+            ex_actor = np.array([any(r.fullmatch(p) for r in rs) for p in paths])
+            ex_shape = np.array([any(r.fullmatch(p) for r in rs) for p in shape_paths])
+            # a partner shape is excluded when its own path or its actor's path matches
+            cols_actor.append(None)
+            cols_shape.append(~(ex_shape | ex_actor[self._actor_of_shape]))
+            names.append("all except " + ", ".join(cfg.exclude_prim_paths_expr))
+        # every column as a per-shape mask of partners (actor columns through actor_of_shape)
+        self._columns = [cs if cs is not None else ca[self._actor_of_shape] for ca, cs in zip(cols_actor, cols_shape)]
+        self.filter_names = names
+        self._F = len(names)
+
+    def _allocate(self):
+        E, S, F, H = self._E, self._S, self._F, self.history_length
+        self._n = np.zeros((E, S, 3))
+        self._t = np.zeros((E, S, 3))
+        self._hist_n = np.zeros((E, H, S, 3))
+        self._hist_t = np.zeros((E, H, S, 3))
+        if F:
+            self._mn = np.zeros((E, S, F, 3))
+            self._mt = np.zeros((E, S, F, 3))
+            self._hist_mn = np.zeros((E, H, S, F, 3))
+            self._hist_mt = np.zeros((E, H, S, F, 3))
+            self._pos = np.full((E, S, F, 3), np.nan)
+        self._air = np.zeros((E, S), np.int64)
+        self._contact = np.zeros((E, S), np.int64)
+        self._last_air = np.zeros((E, S), np.int64)
+        self._last_contact = np.zeros((E, S), np.int64)
+        self._latch = np.zeros((E, S), bool)
+        self._peak = np.zeros((E, S))
+        self._elapsed = np.zeros(E, np.int64)
+        self._due = np.ones(E, bool)
+        self._begin_step()
+        self._publish()
+
+    # ------------------------------------------------------------------------------------------
+    @property
+    def num_instances(self) -> int:
+        """E, the number of envs."""
+        return self._E
+
+    @property
+    def num_bodies(self) -> int:
+        """S, sensor bodies per env."""
+        return self._S
+
+    @property
+    def history_length(self) -> int:
+        """H = max(cfg.history_length, 1)."""
+        return max(int(self.cfg.history_length), 1)
+
+    @property
+    def data(self) -> ContactSensorData:
+        """The latest published data (never stale: the sensor updates every physics step)."""
+        return self._data
+
+    def update(self, dt=None, force_recompute: bool = False) -> None:
+        """Kept for Isaac Lab code: the sensor already updates every physics step, so this does nothing."""
+
+    def find_bodies(self, name_keys, preserve_order: bool = False):
+        """``(indices, names)`` of the sensor bodies whose name fully matches ``name_keys`` (a
+        regular expression or a list of them); in sensor order, or in key order with
+        ``preserve_order``."""
+        keys = [name_keys] if isinstance(name_keys, str) else list(name_keys)
+        rxs = [re.compile(k) for k in keys]
+        ids = []
+        if preserve_order:
+            for r in rxs:
+                ids += [i for i, n in enumerate(self.body_names) if r.fullmatch(n) and i not in ids]
+        else:
+            ids = [i for i, n in enumerate(self.body_names) if any(r.fullmatch(n) for r in rxs)]
+        if not ids:
+            raise ValueError(f"no sensor body name matches {keys}; the names are {self.body_names}")
+        return ids, [self.body_names[i] for i in ids]
+
+    def compute_first_contact(self, dt: float, abs_tol: float = 1.0e-8) -> np.ndarray:
+        """(E,S) bool: bodies that made contact within the last ``dt`` seconds
+        (0 < current_contact_time <= dt)."""
+        self._need_air_time("compute_first_contact")
+        return (self._contact > 0) & (self._contact * self._dt <= float(dt) + abs_tol)
+
+    def compute_first_air(self, dt: float, abs_tol: float = 1.0e-8) -> np.ndarray:
+        """(E,S) bool: bodies that broke contact within the last ``dt`` seconds
+        (0 < current_air_time <= dt)."""
+        self._need_air_time("compute_first_air")
+        return (self._air > 0) & (self._air * self._dt <= float(dt) + abs_tol)
+
+    def _need_air_time(self, what):
+        if not self.cfg.track_air_time:
+            raise RuntimeError(f"{what} needs ContactSensorCfg(track_air_time=True)")
+
+    def reset(self, env_ids=None) -> None:
+        """Zero forces, histories, timers and latches of ``env_ids`` (default all); they
+        publish again at the next physics step, from contacts after the reset only."""
+        envs = self._envs(env_ids)
+        for name in ("_n", "_t", "_hist_n", "_hist_t", "_mn", "_mt", "_hist_mn", "_hist_mt", "_peak"):
+            if hasattr(self, name):
+                getattr(self, name)[envs] = 0.0
+        if self._F:
+            self._pos[envs] = np.nan
+        for name in ("_air", "_contact", "_last_air", "_last_contact", "_elapsed"):
+            getattr(self, name)[envs] = 0
+        self._latch[envs] = False
+        self._due[envs] = True
+        self._publish()
+
+    def clear_latch(self, env_ids=None) -> None:
+        """Start a new latch window (call once per control step) for ``env_ids`` (default all)."""
+        envs = self._envs(env_ids)
+        self._latch[envs] = False
+        self._peak[envs] = 0.0
+        self._publish()
+
+    def _envs(self, env_ids):
+        if env_ids is None:
+            return np.arange(self._E)
+        envs = np.unique(np.asarray(env_ids, dtype=np.int64).reshape(-1))
+        if np.any((envs < 0) | (envs >= self._E)):
+            raise ValueError(f"env_ids must be in [0, {self._E - 1}], got {envs.tolist()}")
+        return envs
+
+    def set_debug_vis(self, debug_vis: bool) -> bool:
+        """Turn the viewer's markers on or off (the data does not change); returns True."""
+        self.debug_vis = bool(debug_vis)
+        return True
+
+    def debug_markers(self) -> dict:
+        """What the viewer draws when ``debug_vis`` is on: ``position`` (E,S,3) of each sensor
+        body (its frame origin, or the shape's), ``in_contact`` (E,S) bool and ``force``
+        (E,S,3) the net force, for the latest published sample."""
+        model = self.sim.model
+        if self._shape_level:
+            poses = model.shape_world_poses(self.sim.state)
+            pos = np.array([[poses[i, :3] for i in self._elements[e]] for e in range(self._E)])
+        else:
+            B = model.body_count
+            shape_pose = model.shape_world_poses(self.sim.state)
+            static_shapes = np.flatnonzero(np.asarray(model.shape_body) < 0)
+            pos = np.empty((self._E, self._S, 3))
+            for e in range(self._E):
+                for s, a in enumerate(self._elements[e]):
+                    pos[e, s] = self.sim.state.body_q[a, :3] if a < B else shape_pose[static_shapes[a - B], :3]
+        normal = np.linalg.norm(self._data.net_normal_forces_w, axis=-1)
+        return {"position": pos, "in_contact": normal > self.cfg.force_threshold,
+                "force": self._data.net_forces_w.copy()}
+
+    # ------------------------------------------------------------------------------------------
+    # Driven by the simulation: _begin_step, _accumulate per sub-step, _end_step.
+    def _begin_step(self):
+        E, S, F = self._E, self._S, self._F
+        self._acc_n = np.zeros((E * S, 3))
+        self._acc_t = np.zeros((E * S, 3))
+        if F:
+            self._acc_mn = np.zeros((F, E * S, 3))
+            self._acc_mt = np.zeros((F, E * S, 3))
+            self._acc_w = np.zeros((F, E * S))
+            self._acc_p = np.zeros((F, E * S, 3))
+
+    def _accumulate(self, frame, weight: float):
+        E, S = self._E, self._S
+        n_sub = np.zeros((E * S, 3))
+        t_sub = np.zeros((E * S, 3))
+        if len(frame):
+            fn_mag = np.linalg.norm(frame.normal_force, axis=1)
+            for self_shape, other_shape, sign in ((frame.shape_b, frame.shape_a, 1.0),
+                                                  (frame.shape_a, frame.shape_b, -1.0)):
+                who = self_shape if self._shape_level else self._actor_of_shape[self_shape]
+                slot = self._slot[who]
+                keep = (slot >= 0) & (frame.env >= 0)
+                if not keep.any():
+                    continue
+                elem = (frame.env[keep].astype(np.int64) * S + slot[keep])
+                fn = sign * frame.normal_force[keep]
+                ft = sign * frame.friction_force[keep]
+                n_sub += _sum3(elem, fn, E * S)
+                t_sub += _sum3(elem, ft, E * S)
+                partner = other_shape[keep]
+                for f, col in enumerate(self._columns):
+                    m = col[partner]
+                    if not m.any():
+                        continue
+                    self._acc_mn[f] += weight * _sum3(elem[m], fn[m], E * S)
+                    self._acc_mt[f] += weight * _sum3(elem[m], ft[m], E * S)
+                    if self.cfg.track_contact_points:
+                        w = fn_mag[keep][m]
+                        self._acc_w[f] += weight * np.bincount(elem[m], weights=w, minlength=E * S)
+                        self._acc_p[f] += weight * _sum3(elem[m], w[:, None] * frame.point[keep][m], E * S)
+        self._acc_n += weight * n_sub
+        self._acc_t += weight * t_sub
+        # latch: every sub-step counts, whatever the update period
+        normal = np.linalg.norm(n_sub, axis=1).reshape(E, S)
+        total = np.linalg.norm(n_sub + t_sub, axis=1).reshape(E, S)
+        self._latch |= normal > self.cfg.force_threshold
+        np.maximum(self._peak, total, out=self._peak)
+
+    def _end_step(self):
+        E, S, F = self._E, self._S, self._F
+        self._elapsed += 1
+        due = self._due | (self._elapsed >= self._period_steps)
+        envs = np.flatnonzero(due)
+        if len(envs):
+            elapsed = self._elapsed[envs][:, None]
+            self._n[envs] = self._acc_n.reshape(E, S, 3)[envs]
+            self._t[envs] = self._acc_t.reshape(E, S, 3)[envs]
+            self._hist_n[envs] = np.roll(self._hist_n[envs], 1, axis=1)
+            self._hist_t[envs] = np.roll(self._hist_t[envs], 1, axis=1)
+            self._hist_n[envs, 0] = self._n[envs]
+            self._hist_t[envs, 0] = self._t[envs]
+            if F:
+                mn = np.moveaxis(self._acc_mn.reshape(F, E, S, 3), 0, 2)
+                mt = np.moveaxis(self._acc_mt.reshape(F, E, S, 3), 0, 2)
+                self._mn[envs] = mn[envs]
+                self._mt[envs] = mt[envs]
+                self._hist_mn[envs] = np.roll(self._hist_mn[envs], 1, axis=1)
+                self._hist_mt[envs] = np.roll(self._hist_mt[envs], 1, axis=1)
+                self._hist_mn[envs, 0] = mn[envs]
+                self._hist_mt[envs, 0] = mt[envs]
+                if self.cfg.track_contact_points:
+                    w = np.moveaxis(self._acc_w.reshape(F, E, S), 0, 2)
+                    p = np.moveaxis(self._acc_p.reshape(F, E, S, 3), 0, 2)
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        pos = np.where(w[..., None] > 0.0, p / w[..., None], np.nan)
+                    self._pos[envs] = pos[envs]
+            if self.cfg.track_air_time:
+                in_contact = np.linalg.norm(self._n[envs], axis=-1) > self.cfg.force_threshold
+                air, con = self._air[envs], self._contact[envs]
+                first_contact = (air > 0) & in_contact
+                first_air = (con > 0) & ~in_contact
+                self._last_air[envs] = np.where(first_contact, air + elapsed, self._last_air[envs])
+                self._air[envs] = np.where(in_contact, 0, air + elapsed)
+                self._last_contact[envs] = np.where(first_air, con + elapsed, self._last_contact[envs])
+                self._contact[envs] = np.where(in_contact, con + elapsed, 0)
+            self._elapsed[envs] = 0
+            self._due[envs] = False
+        self._publish()
+
+    def _publish(self):
+        F = self._F
+        d = ContactSensorData()
+        d.net_normal_forces_w = self._n.copy()
+        d.net_friction_forces_w = self._t.copy()
+        d.net_forces_w = self._n + self._t
+        d.net_normal_forces_w_history = self._hist_n.copy()
+        d.net_friction_forces_w_history = self._hist_t.copy()
+        d.net_forces_w_history = self._hist_n + self._hist_t
+        if F:
+            d.normal_force_matrix_w = self._mn.copy()
+            d.friction_force_matrix_w = self._mt.copy()
+            d.force_matrix_w = self._mn + self._mt
+            d.normal_force_matrix_w_history = self._hist_mn.copy()
+            d.friction_force_matrix_w_history = self._hist_mt.copy()
+            d.force_matrix_w_history = self._hist_mn + self._hist_mt
+            if self.cfg.track_contact_points:
+                d.contact_pos_w = self._pos.copy()
+        if self.cfg.track_air_time:
+            d.current_air_time = self._air * self._dt
+            d.last_air_time = self._last_air * self._dt
+            d.current_contact_time = self._contact * self._dt
+            d.last_contact_time = self._last_contact * self._dt
+        d.contact_latch = self._latch.copy()
+        d.peak_force_latch = self._peak.copy()
+        self._data = d
+
+    def __repr__(self) -> str:
+        return (f"ContactSensor({self.cfg.prim_path or self.cfg.sensor_shape_prim_expr!r}: {self._E} envs x "
+                f"{self._S} bodies {self.body_names}, {self._F} filter columns)")
+
+
+def _sum3(index, values, n):
+    """Ordered per-bin sums of (K,3) rows (deterministic)."""
+    out = np.empty((n, 3))
+    for k in range(3):
+        out[:, k] = np.bincount(index, weights=values[:, k], minlength=n)
+    return out

@@ -1,0 +1,125 @@
+"""Closed forms of the hydroelastic model for simple pairs (references for tests and experiments).
+
+The model (``shared/reference/analytic.md``): the overlap is where φA < 0 and φB < 0; the patch is
+where kA·φA = kB·φB inside it; the pressure on it is p = kB·(−φB); the force on the upper body is
+P = ∫ p n dA. Every function here puts the lower body's top face (or the lower sphere's top) where
+the scene builders of :mod:`hydro.tools.sweep` put it, and returns
+
+- ``force``: N, the normal force P_z (= k·V for equal stiffness k);
+- ``area``: m², the patch area ∫ dA (``nan`` where no closed form is known);
+- ``lowest``: m, z of the patch's lowest point.
+
+Lengths in m, stiffness in N/m³. The lower box is treated as a half space (its top face at
+z = 0, large enough that its side faces never matter).
+
+Cylinder lying on its side (radius R, length L, axis along x) pressed by d into the box
+--------------------------------------------------------------------------------------
+Equal stiffness k. Let b = 2R − d, a = √(d·b) (the patch's half-width across the axis), and
+c = R − d the height of the axis. For a point (x, y) the interface height z* solves
+φ_box(z) = φ_cyl(x, y, z), with φ_box = z and, inside the cylinder,
+φ_cyl = max(ρ − R, |x| − L/2), ρ = √(y² + (z − c)²). φ_box − φ_cyl grows with z (slope ≥ 0,
+since |∂φ_cyl/∂z| ≤ 1), so the root is unique, and it is z* = max(z_c(y), −e(x)) with
+
+- the curved part: z_c solves z = ρ(z) − R, i.e. (z + R)² = y² + (z − c)², so
+  z_c(y) = (y² − a²)/(2b) — the same parabolic cylinder as the sphere's paraboloid, lowest
+  point −d/2 under the axis;
+- the end caps: e(x) = L/2 − |x| (the distance to the nearer flat end), z = −e: a 45° ramp next
+  to each end face, where the end face is closer than the curved side (as the cube's rim band).
+
+Write q(y) = −z_c(y) = (a² − y²)/(2b) ∈ [0, d/2] (d/2 ≤ L/2 assumed). The patch is the set
+|y| < a, |x| < L/2, and since the force on the cylinder is P_z = k·∫∫ (−z*) dx dy (n_z dA is
+the projected area and p = k·(−φ_box) = −k·z* on the patch):
+
+    V = ∫_{−a}^{a} ∫_{−L/2}^{L/2} min(q(y), L/2 − |x|) dx dy = ∫_{−a}^{a} (L·q − q²) dy
+      = L·2a³/(3b) − 4a⁵/(15b²) = (2/3)·L·a·d − (4/15)·a·d²        (a²/b = d),
+
+and P_z = k·V. The area: over the curved part dA = √(1 + y²/b²) dx dy on an x-length L − 2q(y);
+over the two ramps dA = √2 dx dy on a total x-length 2q(y). With s(y) = √(1 + y²/b²),
+S = s(a), T = asinh(a/b), ∫_{−a}^{a} s dy = aS + bT and
+∫_{−a}^{a} y² s dy = (b³/4)·[(a/b)·S·(1 + 2a²/b²) − T] =: I₂ (substituting y = b·sinh t):
+
+    A = L·(aS + bT) − [a²·(aS + bT) − I₂]/b + (4√2/3)·a·d.
+
+For L → ∞ per unit length, V/L = (2/3)·a·d: the 2-D analogue of the sphere's V. The tests
+check V and A against a direct numerical quadrature of the defining integrals from the two
+signed distance functions (root-finding z* at every quadrature point), independent of the
+algebra above.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    """The closed-form totals of one pair at one depth (units in the module docstring)."""
+
+    force: float
+    area: float
+    lowest: float
+
+
+def sphere_on_box(depth: float, radius: float, *, k_sphere: float = 1e9, k_box: float = 1e9) -> ClosedForm:
+    """Sphere of ``radius`` pressed ``depth`` into a box's top face (z = 0).
+
+    Equal stiffness: V = (π d²/2)(R − d/2), A from analytic.md. Unequal: P = k_eff·π d²·
+    [R − d(ks + 2kb)/(3(ks + kb))], lowest point −d·ks/(ks + kb); the area then has no closed
+    form here (``nan``).
+    """
+    d, R = float(depth), float(radius)
+    if d <= 0.0:
+        return ClosedForm(0.0, 0.0, 0.0)
+    ks, kb = float(k_sphere), float(k_box)
+    k_eff = ks * kb / (ks + kb)
+    force = k_eff * math.pi * d * d * (R - d * (ks + 2 * kb) / (3 * (ks + kb)))
+    lowest = -d * ks / (ks + kb)
+    if ks == kb:
+        area = (2 * math.pi / 3) * ((2 * R) ** 1.5 * (2 * R - d) ** 0.5 - (2 * R - d) ** 2)
+    else:
+        area = math.nan
+    return ClosedForm(force, area, lowest)
+
+
+def cube_on_box(depth: float, size: float, *, k: float = 1e9) -> ClosedForm:
+    """Cube of edge ``size`` resting flat on a larger box, overlap ``depth`` (equal stiffness)."""
+    d, s = float(depth), float(size)
+    if d <= 0.0:
+        return ClosedForm(0.0, 0.0, 0.0)
+    w = d / 2
+    V = s * s * d / 2 - s * d * d / 2 + d**3 / 6
+    A = (s - 2 * w) ** 2 + (s * s - (s - 2 * w) ** 2) * math.sqrt(2.0)
+    return ClosedForm(k * V, A, -d / 2)
+
+
+def two_spheres(depth: float, radius: float, *, k: float = 1e9) -> ClosedForm:
+    """Two equal spheres, centre distance 2R − d (equal stiffness); the patch is a flat disk."""
+    d, R = float(depth), float(radius)
+    if d <= 0.0:
+        return ClosedForm(0.0, 0.0, 0.0)
+    V = math.pi * (d / 2) ** 2 * (R - d / 3)
+    A = math.pi * (R * d - d * d / 4)
+    # the disk lies in the mid-plane, at R − d/2 above the lower sphere's centre
+    return ClosedForm(k * V, A, R - d / 2)
+
+
+def cylinder_on_box(depth: float, radius: float, length: float, *, k: float = 1e9) -> ClosedForm:
+    """Cylinder (radius, length) lying on its side, pressed ``depth`` into a box's top face.
+
+    Derivation in the module docstring (equal stiffness, d/2 ≤ L/2).
+    """
+    d, R, L = float(depth), float(radius), float(length)
+    if d <= 0.0:
+        return ClosedForm(0.0, 0.0, 0.0)
+    if d > min(R, L):
+        raise ValueError(f"depth {d} is outside the closed form's range (d <= min(R, L))")
+    b = 2 * R - d
+    a = math.sqrt(d * b)
+    V = (2.0 / 3.0) * L * a * d - (4.0 / 15.0) * a * d * d
+    S = math.sqrt(1 + (a / b) ** 2)
+    T = math.asinh(a / b)
+    int_s = a * S + b * T
+    int_y2s = (b**3 / 4) * ((a / b) * S * (1 + 2 * (a / b) ** 2) - T)
+    A = L * int_s - (a * a * int_s - int_y2s) / b + (4 * math.sqrt(2.0) / 3) * a * d
+    return ClosedForm(k * V, A, -d / 2)

@@ -1,0 +1,19 @@
+"""Runnable examples, each a commented module to read: ``hydro example NAME``."""
+
+from __future__ import annotations
+
+import importlib
+
+#: example name → (module, one-line description)
+EXAMPLES = {
+    "contact-sensor": ("hydro.tools.examples.contact_sensor",
+                       "contact sensors on a gripper's fingers pinching and lifting a box (scenes/pinch.usda)"),
+}
+
+
+def run_example(name: str, **kwargs) -> int:
+    """Run example ``name`` (see :data:`EXAMPLES`); keyword arguments go to its ``main``."""
+    if name not in EXAMPLES:
+        raise ValueError(f"no example named {name!r}; the examples are: {', '.join(sorted(EXAMPLES))}")
+    module = importlib.import_module(EXAMPLES[name][0])
+    return int(module.main(**kwargs) or 0)
