@@ -213,6 +213,38 @@ class Model:
         """Bytes held by the built SDFs (each distinct field counted once)."""
         return sum(s.memory().total_bytes for s in self.sdfs)
 
+    def with_sdf_resolution(self, shape: int, max_resolution: int) -> "Model":
+        """A new model in which the SDF of ``shape`` is rebuilt with ``max_resolution`` voxels along
+        its longest axis (its target voxel size, if set, is dropped).
+
+        Every shape sharing that SDF changes with it. The new model shares everything else with
+        this one (arrays, geometry, the other SDFs) and gets a fresh :class:`~hydro.sdf.SDFPack`;
+        this model is not modified. An unbuilt model (``finalize(build_sdfs=False)``) only gets
+        the new spec: :meth:`build_sdfs` builds it.
+        """
+        if isinstance(shape, bool) or not isinstance(shape, (int, np.integer)) or not 0 <= shape < self.shape_count:
+            raise ValueError(f"shape must be an index in [0, {self.shape_count - 1}], got {shape!r}")
+        spec_of = self.shape_sdf if self._shape_sdf_spec is None else self._shape_sdf_spec
+        i = int(spec_of[shape])
+        if i < 0:
+            raise ValueError(f"shape {self.shape_path[shape]} has no SDF")
+        old = self.sdf_specs[i]
+        try:
+            settings = replace(old.settings, max_resolution=max_resolution, target_voxel_size=None)
+        except ValueError as exc:
+            raise ValueError(f"shape {self.shape_path[shape]}: {exc}") from None
+        spec = SDFSpec(old.geometry, settings, old.extra_padding)
+        changes = {
+            "sdf_specs": [spec if k == i else s for k, s in enumerate(self.sdf_specs)],
+            "shape_sdf_settings": [settings if spec_of[s] == i else self.shape_sdf_settings[s]
+                                   for s in range(self.shape_count)],
+        }
+        if len(self.sdfs) == len(self.sdf_specs):
+            sdf = build_sdf(spec.geometry, settings, extra_padding=spec.extra_padding)
+            sdfs = [sdf if k == i else s for k, s in enumerate(self.sdfs)]
+            changes.update(sdfs=sdfs, sdf_pack=SDFPack(sdfs))
+        return replace(self, **changes)
+
 
 # ================================================================================================
 
