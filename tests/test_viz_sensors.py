@@ -77,7 +77,7 @@ def test_contact_points_honour_stored_visibility():
     np.testing.assert_array_equal(a.contact_point, position[valid])
     # what set_contact_point_visibility(visible, rgba, point_size, env_ids) stored, as attributes ...
     a = contact_point_arrays(embodichain_sensor(position, valid, contact_point_rgba=(0, 255, 0, 255),
-                                                contact_point_size=5.0, _contact_point_env_ids=[1]))
+                                                contact_point_size=5.0, contact_point_env_ids=[1]))
     np.testing.assert_array_equal(a.contact_point, position[1][valid[1]])
     np.testing.assert_allclose(a.contact_point_rgba, (0, 1, 0, 1))
     assert a.contact_point_radius == pytest.approx(5e-3)
@@ -189,12 +189,37 @@ def test_real_contact_sensor_marks_only_bodies_in_contact():
         b.add_shape(f"/World/{name}/Collider", Box((0.1, 0.1, 0.1)), body=body, hydroelastic=True, stiffness=1e7,
                     sdf=SDFSettings(max_resolution=32))
     sim = Simulation(b.finalize(), dt=1.0 / 120.0)
-    sensor = sim.add_sensor(ContactSensorCfg(prim_path="/World/(Resting|Lifted)", debug_vis=True))
+    sensor = sim.add_sensor(ContactSensorCfg(prim_path="/World/(Resting|Lifted)"))
     for _ in range(3):
         sim.step()
+    assert len(sensor_arrays(sensor).body_position) == 0  # debug_vis is off by default
+    sensor.set_debug_vis(True)  # the sensor's own switch wins over its cfg
     arrays = sensor_arrays(sensor)
     names = [sim.model.body_path[i] for i in range(sim.model.body_count)]
     resting = names.index("/World/Resting")
     assert arrays.in_contact.tolist() == [i == resting for i in range(2)]
     np.testing.assert_allclose(arrays.body_position[1 - resting], [0.2, 0, 0.3], atol=1e-9)
     assert arrays.net_force[resting, 2] > 0
+
+
+def test_real_per_contact_sensor_points_are_in_world_frame():
+    # EmbodiChain-style sensor on two envs: the sensor reports positions in each env's frame;
+    # the viewer draws the world points the sensor gives (contact_points_to_draw)
+    from hydro.sim.embodichain import ContactSensorCfg
+    from hydro.sim.simulation import Simulation
+
+    sim = Simulation(scene_path("boxes_envs.usda"), num_envs=2, dt=1.0 / 120.0)
+    sensor = sim.add_sensor(sensor_cfg=ContactSensorCfg(rigid_uid_list=["Box", "Ground"], max_contacts_per_env=64))
+    sim.step()
+    assert sensor_arrays(sensor).contact_point is None  # hidden until asked for
+    sensor.set_contact_point_visibility(True, rgba=(0.0, 1.0, 0.0, 1.0), point_size=4.0, env_ids=[1])
+    a = sensor_arrays(sensor)
+    data = sensor.get_data()
+    origin = sim.model.env_origins[1]
+    assert np.linalg.norm(origin) > 0.5  # the envs lie apart: env and world frames differ
+    np.testing.assert_allclose(a.contact_point, data["position"][1][data["is_valid"][1]] + origin, atol=1e-6)
+    box = sim.model.body_path.index("/World/envs/env_1/Box")
+    assert len(a.contact_point) > 0
+    assert np.all(np.abs(a.contact_point[:, :2] - sim.state.body_q[box, :2]) <= 0.051)  # under env 1's 0.1 m box
+    np.testing.assert_allclose(a.contact_point_rgba, (0, 1, 0, 1))
+    assert a.contact_point_radius == pytest.approx(4e-3)

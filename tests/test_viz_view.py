@@ -57,7 +57,12 @@ def test_edits_recompute_the_contact_and_leave_the_model_alone():
 
 
 def test_resolution_rebuilds_the_shapes_sdf():
-    view = _view()
+    from hydro.scene.usd_io import load_usd
+    from viz.scene import SceneView
+
+    model = load_usd(scene_path("sphere_on_box.usda"))
+    sdfs, pack = list(model.sdfs), model.sdf_pack
+    view = SceneView(model)
     sphere = view.model.shape_path.index("/World/Sphere/Collider")
     before = view.model.sdfs[view.model.shape_sdf[sphere]]
     f0 = _net_force(view)
@@ -65,7 +70,26 @@ def test_resolution_rebuilds_the_shapes_sdf():
     after = view.model.sdfs[view.model.shape_sdf[sphere]]
     assert shared == [sphere] and max(after.resolution) == 32 and max(before.resolution) == 64
     assert view.model.sdf_pack.sdfs[view.model.shape_sdf[sphere]] is after
+    assert view.model is not model and model.sdfs == sdfs and model.sdf_pack is pack  # the caller's model is untouched
     assert 0.7 < _net_force(view)[2] / f0[2] < 1.3  # the same contact through a coarser field
+
+
+def test_a_rebuilt_sdf_is_drawn_again():
+    ps = headless_polyscope()
+    from viz import render
+
+    view = _view()
+    sphere = view.model.shape_path.index("/World/Sphere/Collider")
+    view.settings.slice_shape = sphere
+    render(view, size=SIZE)
+    mesh = f"{sphere}: /World/Sphere/Collider [SDF φ=0]"
+    fine = ps.get_surface_mesh(mesh).n_vertices()
+    view.set_resolution(sphere, 16)
+    view.draw()
+    coarse = ps.get_surface_mesh(mesh).n_vertices()
+    assert coarse < fine / 4  # the zero level set of the 16³ field, not the 64³ one (vertices ~ resolution²)
+    plane = f"SDF {sphere} slice y=+0.0000"
+    assert ps.get_surface_mesh(plane).n_vertices() == (2 * 16 + 1) ** 2  # the slice samples the new field (2 per voxel)
 
 
 def test_panel_runs_a_frame_and_applies_its_actions():
@@ -114,15 +138,14 @@ def _panel_frames(ps, panel, view):
 
 
 def test_a_failing_simulation_shows_its_error_in_the_panel(monkeypatch):
-    import hydro.sim.simulation
-    from viz.panel import ViewerPanel, simulation_available
+    import hydro
+    from viz.panel import ViewerPanel
 
     class Broken:
         def __init__(self, *args, **kwargs):
             raise RuntimeError("boom")
 
-    assert simulation_available()
-    monkeypatch.setattr(hydro.sim.simulation, "Simulation", Broken)
+    monkeypatch.setattr(hydro, "Simulation", Broken)
     panel = ViewerPanel(_view())
     panel.running = True
     panel.step_simulation()
@@ -146,23 +169,53 @@ def test_the_panel_steps_the_real_simulation_from_the_pose_on_screen():
     assert view.state.body_q[0, 2] == pytest.approx(start[2] + 0.05, abs=0.01)  # falling from there
 
 
-def _hydro(*args, env=None):
-    e = dict(os.environ, PYTHONPATH=ROOT)
+def _hydro(*args, env=None, cwd=ROOT):
+    e = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "hydro", *args], capture_output=True, text=True, env=e, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "hydro", *args], capture_output=True, text=True, env=e, cwd=cwd,
                           timeout=120)
 
 
-def test_hydro_view_screenshot_writes_a_picture(tmp_path):
+def test_hydro_view_is_a_subcommand_of_hydro():
+    # registered by viz through the hydro.commands entry point (hydro never imports viz)
+    top = _hydro("--help")
+    assert top.returncode == 0 and "view" in top.stdout, top.stdout
+    proc = _hydro("view", "--help")
+    assert proc.returncode == 0, proc.stderr
+    for option in ("--screenshot", "--camera", "--size", "--color-by", "--slice"):
+        assert option in proc.stdout
+    assert "polyscope" not in proc.stderr.lower()
+
+
+def test_hydro_view_screenshot_writes_a_picture_and_nothing_else(tmp_path):
     from viz.picture import read_png
 
     out = tmp_path / "pinch.png"
-    proc = _hydro("view", "scenes/pinch.usda", "--screenshot", str(out), "--size", f"{SIZE[0]}x{SIZE[1]}",
-                  "--camera", "top", "--color-by", "depth", "--slice", "/World/envs/env_0/Box/Collider:z")
+    proc = _hydro("view", scene_path("pinch.usda"), "--screenshot", str(out), "--size", f"{SIZE[0]}x{SIZE[1]}",
+                  "--camera", "top", "--color-by", "depth", "--slice", "/World/envs/env_0/Box/Collider:z", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    assert os.listdir(tmp_path) == ["pinch.png"]  # no imgui.ini / .polyscope.ini in the working folder
     image = read_png(out)
     assert image.shape == (SIZE[1], SIZE[0], 3)
     assert 0.05 < 1.0 - background_fraction(image) < 0.999
+
+
+def test_the_panel_writes_no_ini_file(tmp_path):
+    # ImGui saves window positions to imgui.ini in the working folder unless Polyscope's prefs
+    # file is off; the panel draws ImGui windows, so run a few frames of it where we can look
+    headless_polyscope()
+    code = ("from viz import backend\n"
+            "from viz.panel import ViewerPanel\n"
+            "from viz.scene import SceneView\n"
+            "ps = backend.init(headless=True)\n"
+            f"view = SceneView.from_usd({scene_path('sphere_on_box.usda')!r})\n"
+            "ps.set_user_callback(ViewerPanel(view))\n"
+            "for _ in range(3):\n"
+            "    ps.frame_tick()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=os.path.abspath(ROOT)))
+    assert proc.returncode == 0, proc.stderr
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize("args, message", [
@@ -190,7 +243,8 @@ def test_only_viz_imports_polyscope():
     import glob
     import re
 
-    code = ("import sys, hydro.cli, hydro.sdf.level_set, hydro.contact.patch_mesh, viz, viz.cli, viz.sensors; "
+    code = ("import sys, hydro.cli, hydro.sdf.level_set, hydro.contact.patch_mesh, viz, viz.cli, viz.sensors, "
+            "viz.scene, viz.panel; "
             "assert 'polyscope' not in sys.modules, 'polyscope imported'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=ROOT), cwd=ROOT, timeout=120)

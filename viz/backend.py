@@ -37,7 +37,7 @@ def init(*, headless: bool = False, backend: str | None = None):
     if want != "openGL3_glfw":
         ps.set_allow_headless_backends(True)
     ps.set_program_name("hydro")
-    ps.set_use_prefs_file(False)
+    ps.set_use_prefs_file(False)  # no .polyscope.ini, and ImGui writes no imgui.ini in the working folder
     ps.set_verbosity(0)
     ps.set_print_prefix("[hydro view] ")
     ps.set_errors_throw_exceptions(True)

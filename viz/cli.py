@@ -67,11 +67,11 @@ def run(args) -> int:
         import polyscope  # noqa: F401
     except ImportError as exc:
         raise RuntimeError(f"the viewer needs polyscope (pip install polyscope): {exc}") from None
-    from hydro.scene.usd_io import load_usd
+    import hydro
 
     from .scene import SceneView, ViewSettings
 
-    model = load_usd(args.scene, num_envs=args.num_envs)
+    model = hydro.load_usd(args.scene, num_envs=args.num_envs)
     config = active_config().collision_cfg.hydroelastic
     if args.no_reduce:
         config = replace(config, reduce_contacts=False)

@@ -15,11 +15,11 @@ stiffness, a resolution, a contact option) starts a new one from the edited scen
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import numpy as np
 
+import hydro
 from hydro.contact.config import INTERFACES
 from hydro.transforms import matrix_to_quat, quat_from_axis_angle, quat_mul
 
@@ -27,14 +27,6 @@ from .backend import pose_matrix
 from .contacts import COLOR_BY
 from .sdf_view import AXES
 from .shapes import shape_label
-
-
-def simulation_available() -> bool:
-    """Whether ``hydro.sim.simulation`` can be imported (the panel then offers Step and Run)."""
-    try:
-        return importlib.util.find_spec("hydro.sim.simulation") is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def euler_quat(roll_deg: float, pitch_deg: float, yaw_deg: float) -> np.ndarray:
@@ -99,20 +91,15 @@ class ViewerPanel:
         return self.offsets[body]
 
     def step_simulation(self) -> None:
-        """One step of ``hydro.sim.simulation.Simulation`` (see the module docstring)."""
+        """One step of a :class:`hydro.Simulation` (see the module docstring)."""
         try:
-            import hydro.sim.simulation as sim_module
-
             if self.simulation is None or self._simulated_edits != self._edits:
-                self.simulation = sim_module.Simulation(self.view.model, config=self.view.config,
-                                                        device=self.view.device)
+                self.simulation = hydro.Simulation(self.view.model, config=self.view.config, device=self.view.device)
                 self.simulation.state.body_q[:] = self.view.state.body_q
                 self.simulation.state.body_qd[:] = self.view.state.body_qd
                 self._simulated_edits = self._edits
             self.simulation.step()
-            body_q = np.asarray(self.simulation.state.body_q, dtype=float)
-            self.view.state.body_q = body_q.copy()
-            self.view.result = None
+            self.view.set_body_poses(self.simulation.state.body_q)
             self.dirty = True
             self.message = ""
         except Exception as exc:  # show it in the panel; the window stays usable
@@ -137,8 +124,7 @@ class ViewerPanel:
         self._contact_section(psim)
         self._slice_section(psim)
         self._numbers_section(psim)
-        if simulation_available():
-            self._simulation_section(psim)
+        self._simulation_section(psim)
         if self.message:
             psim.TextUnformatted(self.message)
         psim.PopItemWidth()
@@ -238,11 +224,7 @@ class ViewerPanel:
                 self.dirty = True
             psim.TextUnformatted(f"grid {sdf.resolution}, voxel {sdf.voxel_size * 1e3:.3g} mm, "
                                  f"{sdf.fine_brick_count}/{sdf.brick_count} fine bricks")
-        for label, attr in (("SDF meshes (phi = 0)", "show_sdf_mesh"), ("source geometry", "show_source_mesh")):
-            c, v = psim.Checkbox(label, getattr(st, attr))
-            if c:
-                setattr(st, attr, v)
-                self.dirty = True
+        self._checkboxes(psim, st, (("SDF meshes (phi = 0)", "show_sdf_mesh"), ("source geometry", "show_source_mesh")))
         c, st.shape_transparency = psim.SliderFloat("shape opacity", st.shape_transparency, 0.0, 1.0)
         self.dirty |= c
 
@@ -274,8 +256,8 @@ class ViewerPanel:
             self.dirty = True
         c, self.auto_range = psim.Checkbox("auto colour range", self.auto_range)
         if c:
-            cs.color_range = None if self.auto_range else tuple(self._current_range())
-            self.range = list(self._current_range())
+            cs.color_range = None if self.auto_range else tuple(self.view.color_range)
+            self.range = list(self.view.color_range)
             self.dirty = True
         if not self.auto_range:
             unit = "Pa" if cs.color_by == "pressure" else "m"
@@ -284,13 +266,9 @@ class ViewerPanel:
             if (c0 or c1) and self.range[1] > self.range[0]:
                 cs.color_range = tuple(self.range)
                 self.dirty = True
-        for label, attr in (("patch", "show_patch"), ("speculative", "show_speculative"), ("contacts", "show_contacts"),
-                            ("normals", "show_normals"), ("force arrows", "show_forces"),
-                            ("patch triangle centroids", "show_patch_points")):
-            c, v = psim.Checkbox(label, getattr(cs, attr))
-            if c:
-                setattr(cs, attr, v)
-                self.dirty = True
+        self._checkboxes(psim, cs, (("patch", "show_patch"), ("speculative", "show_speculative"),
+                                    ("contacts", "show_contacts"), ("normals", "show_normals"),
+                                    ("force arrows", "show_forces"), ("patch triangle centroids", "show_patch_points")))
         c, self.auto_force = psim.Checkbox("auto force scale", self.auto_force)
         if c:
             cs.force_scale = None if self.auto_force else self.force_scale
@@ -301,14 +279,7 @@ class ViewerPanel:
             if c:
                 cs.force_scale = float(self.force_scale)
                 self.dirty = True
-        c, v = psim.Checkbox("body contact sensors", view.settings.show_body_sensors)
-        if c:
-            view.settings.show_body_sensors = v
-            self.dirty = True
-
-    def _current_range(self):
-        layer = self.view._contacts
-        return layer.range if layer is not None else (0.0, 1.0)
+        self._checkboxes(psim, view.settings, (("body contact sensors", "show_body_sensors"),))
 
     def _slice_section(self, psim) -> None:
         view = self.view
@@ -332,34 +303,38 @@ class ViewerPanel:
         lo, hi = float(sdf.box_lo[sl.axis]), float(sdf.box_hi[sl.axis])
         c, sl.offset = psim.SliderFloat("offset (m)", float(min(max(sl.offset, lo), hi)), lo, hi, "%.4f")
         self.dirty |= c
-        c, self.levels_text = psim.InputText("contours (mm)", self.levels_text, psim.ImGuiInputTextFlags_EnterReturnsTrue)
-        if c:
-            try:
-                sl.levels = _parse_levels(self.levels_text)
-                self.dirty = True
-            except ValueError:
-                self.message = "contours: comma-separated numbers in mm, e.g. -2, 0, 2"
-        c, self.iso_text = psim.InputText("iso-surfaces (mm)", self.iso_text, psim.ImGuiInputTextFlags_EnterReturnsTrue)
-        if c:
-            try:
-                sl.iso_levels = _parse_levels(self.iso_text)
-                self.dirty = True
-            except ValueError:
-                self.message = "iso-surfaces: comma-separated numbers in mm, e.g. -5, 5"
+        self.levels_text = self._levels_input(psim, "contours", self.levels_text, sl, "levels", "-2, 0, 2")
+        self.iso_text = self._levels_input(psim, "iso-surfaces", self.iso_text, sl, "iso_levels", "-5, 5")
         sides = ["away from the camera", "+axis", "-axis"]
         side = {None: 0, True: 1, False: 2}[sl.keep_positive_side]
         c, side = psim.Combo("keep side", side, sides)
         if c:
             sl.keep_positive_side = (None, True, False)[side]
             self.dirty = True
-        for label, attr in (("slice", "show_slice"), ("contours", "show_contours"), ("cut shapes", "cut_shapes"),
-                            ("periodic isolines", "isolines"),
-                            ("band edges", "show_band_edges"), ("fine bricks (cut by the slice)", "show_fine_bricks"),
-                            ("all fine bricks", "all_fine_bricks")):
-            c, v = psim.Checkbox(label, getattr(sl, attr))
+        self._checkboxes(psim, sl, (("slice", "show_slice"), ("contours", "show_contours"),
+                                    ("cut shapes", "cut_shapes"), ("periodic isolines", "isolines"),
+                                    ("band edges", "show_band_edges"),
+                                    ("fine bricks (cut by the slice)", "show_fine_bricks"),
+                                    ("all fine bricks", "all_fine_bricks")))
+
+    def _checkboxes(self, psim, settings, items) -> None:
+        """One checkbox per ``(label, attribute)`` of ``settings``; a click sets it and redraws."""
+        for label, attr in items:
+            c, v = psim.Checkbox(label, getattr(settings, attr))
             if c:
-                setattr(sl, attr, v)
+                setattr(settings, attr, v)
                 self.dirty = True
+
+    def _levels_input(self, psim, what: str, text: str, settings, attr: str, example: str) -> str:
+        """A text field of levels in mm; Enter sets ``settings.attr`` (m). Returns the text."""
+        c, text = psim.InputText(f"{what} (mm)", text, psim.ImGuiInputTextFlags_EnterReturnsTrue)
+        if c:
+            try:
+                setattr(settings, attr, _parse_levels(text))
+                self.dirty = True
+            except ValueError:
+                self.message = f"{what}: comma-separated numbers in mm, e.g. {example}"
+        return text
 
     def _numbers_section(self, psim) -> None:
         if not psim.CollapsingHeader("Numbers", psim.ImGuiTreeNodeFlags_DefaultOpen):

@@ -1,9 +1,10 @@
 """A scene being looked at: model, state, contact config, the last collision and its drawing.
 
-:class:`SceneView` owns a private copy of the parts of a model the viewer edits (stiffnesses,
-SDFs), so the caller's model is never changed. Every edit marks what must be recomputed;
-:meth:`SceneView.update` recomputes it (pipeline, collision, patch meshes) and
-:meth:`SceneView.draw` pushes the picture to Polyscope.
+:class:`SceneView` never changes the model or the state it is given: an edit of a stiffness or
+of an SDF's resolution replaces ``view.model`` by a new model that hydro makes
+(:meth:`hydro.Model.with_sdf_resolution`, :func:`dataclasses.replace`), and ``view.state`` is the
+view's own copy. Every edit marks what must be recomputed; :meth:`SceneView.update` recomputes
+it (pipeline, collision, patch meshes) and :meth:`SceneView.draw` pushes the picture to Polyscope.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+import hydro
 from hydro.contact.config import hydroelastic_config
+from hydro.contact.patch_mesh import patch_meshes
 from hydro.transforms import check_poses, quat_rotate
 
 from .contacts import ContactLayer, ContactSettings
@@ -43,22 +46,17 @@ class ViewSettings:
     net and per-pair forces, centres of pressure)."""
 
 
-def _private_model(model):
-    """A shallow copy whose editable parts (stiffness, SDF lists) are the copy's own."""
-    return replace(model, shape_stiffness=np.array(model.shape_stiffness, dtype=float), sdf_specs=list(model.sdf_specs),
-                   sdfs=list(model.sdfs), shape_sdf_settings=list(model.shape_sdf_settings),
-                   shape_sdf=np.array(model.shape_sdf))
-
-
 class SceneView:
     """Model + state + config → collision result, patch meshes, numbers, picture."""
 
     def __init__(self, model, *, config=None, state=None, device: str = "cpu", settings: ViewSettings | None = None):
         if len(model.sdfs) != len(model.sdf_specs):
+            model = replace(model)  # a copy to build: the caller's model stays as it was given
             model.build_sdfs()
-        self.model = _private_model(model)
-        self.state = state if state is not None else model.state()
-        self.state.body_q = np.array(self.state.body_q, dtype=float)
+        self.model = model
+        state = state if state is not None else model.state()
+        self.state = replace(state, body_q=np.array(state.body_q, dtype=float),
+                             body_qd=np.array(state.body_qd, dtype=float))
         self.initial_body_q = self.state.body_q.copy()
         self.config = hydroelastic_config(config)
         self.device = device
@@ -68,6 +66,8 @@ class SceneView:
         self.result = None
         self.patches = []
         self.patch_ms = 0.0
+        self.last_image = None
+        """The last picture :func:`viz.render` took of this view, (H, W, 4) uint8."""
         self._shapes = None
         self._contacts = None
         self._slice = None
@@ -75,9 +75,7 @@ class SceneView:
 
     @classmethod
     def from_usd(cls, path, *, num_envs: int = 1, **kwargs) -> "SceneView":
-        from hydro.scene.usd_io import load_usd
-
-        return cls(load_usd(path, num_envs=num_envs), **kwargs)
+        return cls(hydro.load_usd(path, num_envs=num_envs), **kwargs)
 
     # -- edits ------------------------------------------------------------------------------
     def shape_poses(self) -> np.ndarray:
@@ -87,6 +85,14 @@ class SceneView:
         """Place body ``body`` at world ``pose`` [px, py, pz, qx, qy, qz, qw]."""
         self._check_index(body, self.model.body_count, "body")
         self.state.body_q[body] = check_poses(np.asarray(pose, dtype=float), f"pose of body {body}")
+        self.result = None
+
+    def set_body_poses(self, body_q) -> None:
+        """Place every body at once: ``body_q`` (B,7) world poses (e.g. a simulation's state)."""
+        q = np.asarray(body_q, dtype=float)
+        if q.shape != (self.model.body_count, 7):
+            raise ValueError(f"body poses must have shape ({self.model.body_count}, 7), got {q.shape}")
+        self.state.body_q = check_poses(q, "pose of body")
         self.result = None
 
     def reset_bodies(self) -> None:
@@ -99,35 +105,30 @@ class SceneView:
         k = float(stiffness)
         if not np.isfinite(k) or k <= 0:
             raise ValueError(f"stiffness must be a finite number > 0 (N/m³), got {stiffness!r}")
-        self.model.shape_stiffness[shape] = k
-        self.pipeline = None
-        self.result = None
+        stiffness_all = np.array(self.model.shape_stiffness, dtype=float)
+        stiffness_all[shape] = k
+        self._set_model(replace(self.model, shape_stiffness=stiffness_all))
 
     def set_resolution(self, shape: int, max_resolution: int) -> list:
         """Rebuild the SDF of ``shape`` with ``max_resolution`` voxels along its longest axis (a
         target voxel size, if set, is dropped). Shapes sharing that SDF change with it; returns
         their indices."""
-        from hydro.scene.model import SDFSpec
-        from hydro.sdf import SDFPack, build_sdf
-
         self._check_index(shape, self.model.shape_count, "shape")
-        model = self.model
-        i = int(model.shape_sdf[shape])
-        if i < 0:
-            raise ValueError(f"shape {model.shape_path[shape]} has no SDF")
-        spec = model.sdf_specs[i]
-        settings = replace(spec.settings, max_resolution=int(max_resolution), target_voxel_size=None)
-        model.sdfs[i] = build_sdf(spec.geometry, settings, extra_padding=spec.extra_padding)
-        model.sdf_specs[i] = SDFSpec(spec.geometry, settings, spec.extra_padding)
-        sharing = [s for s in range(model.shape_count) if model.shape_sdf[s] == i]
-        for s in sharing:
-            model.shape_sdf_settings[s] = settings
-        model.sdf_pack = SDFPack(model.sdfs)
+        model = self.model.with_sdf_resolution(shape, max_resolution)
+        sdf = int(model.shape_sdf[shape])
+        self._set_model(model, rebuilt_sdf=sdf)
+        return np.flatnonzero(model.shape_sdf == sdf).tolist()
+
+    def _set_model(self, model, *, rebuilt_sdf: int | None = None) -> None:
+        """Look at ``model`` (an edited copy of the current one) from now on."""
+        self.model = model
         if self._shapes is not None:
-            self._shapes.forget_sdf(i)
+            self._shapes.set_model(model, rebuilt_sdf=rebuilt_sdf)
+        if self._slice is not None:  # made again from the new model on the next draw
+            self._slice.remove()
+            self._slice = None
         self.pipeline = None
         self.result = None
-        return sharing
 
     def set_config(self, **changes) -> None:
         """Change contact options (``interface``, ``reduce_contacts``, ``mc_edge_clamp_min``, …)."""
@@ -150,11 +151,8 @@ class SceneView:
         """Run the pipeline at the current poses (if anything changed) and mesh the patches."""
         if self.result is not None:
             return self.result
-        from hydro.contact.patch_mesh import patch_meshes
-        from hydro.contact.pipeline import HydroelasticPipeline
-
         if self.pipeline is None:
-            self.pipeline = HydroelasticPipeline(self.model, self.config, device=self.device)
+            self.pipeline = hydro.HydroelasticPipeline(self.model, self.config, device=self.device)
         poses = self.shape_poses()
         result = self.pipeline.collide(poses, triangles=True)
         t0 = time.perf_counter()
@@ -213,6 +211,12 @@ class SceneView:
         return lines
 
     # -- drawing ----------------------------------------------------------------------------
+    @property
+    def color_range(self) -> tuple:
+        """(lo, hi) of the patch colour bar as last drawn (Pa or m, by ``settings.contacts.color_by``);
+        (0, 1) before the first draw."""
+        return self._contacts.range if self._contacts is not None else (0.0, 1.0)
+
     def forget_drawing(self) -> None:
         """Forget what was drawn (after Polyscope's structures were cleared elsewhere)."""
         self._shapes = None

@@ -314,21 +314,9 @@ class SDFLayer:
             boxes = fine_brick_boxes(sdf)
             if not cfg.all_fine_bricks:
                 boxes = boxes[(boxes[:, 0, cfg.axis] <= grid.offset) & (boxes[:, 1, cfg.axis] >= grid.offset)]
-            nodes, edges = box_edges(boxes)
-            if len(edges):
-                name = f"{prefix} fine bricks"
-                c = ps.register_curve_network(name, nodes, edges, color=(0.9, 0.5, 0.1), material="flat")
-                c.set_radius(0.04 * sdf.voxel_size, relative=False)
-                c.set_transform(transform)
-                c.add_to_group(self.GROUP)
-                self._names.append(("curve_network", name))
-            nodes, edges = box_edges(np.stack([sdf.box_lo, sdf.box_hi])[None])
-            name = f"{prefix} SDF box"
-            c = ps.register_curve_network(name, nodes, edges, color=(0.4, 0.4, 0.4), material="flat")
-            c.set_radius(0.06 * sdf.voxel_size, relative=False)
-            c.set_transform(transform)
-            c.add_to_group(self.GROUP)
-            self._names.append(("curve_network", name))
+            self._wireframe(f"{prefix} fine bricks", boxes, (0.9, 0.5, 0.1), 0.04 * sdf.voxel_size, transform)
+            self._wireframe(f"{prefix} SDF box", np.stack([sdf.box_lo, sdf.box_hi])[None], (0.4, 0.4, 0.4),
+                            0.06 * sdf.voxel_size, transform)
         if cfg.cut_shapes and cfg.show_slice:
             plane = ps.add_slice_plane(self.PLANE)
             normal_local = np.zeros(3)
@@ -347,6 +335,19 @@ class SDFLayer:
             plane.set_draw_widget(False)
             for kind, name in self._names:
                 getattr(ps, f"get_{kind}")(name).set_ignore_slice_plane(self.PLANE, True)
+
+    def _wireframe(self, name: str, boxes, color, radius: float, transform) -> None:
+        """Box edges (K, 2, 3 local corners) as one curve network placed by ``transform``."""
+        import polyscope as ps
+
+        nodes, edges = box_edges(boxes)
+        if len(edges) == 0:
+            return
+        c = ps.register_curve_network(name, nodes, edges, color=color, material="flat")
+        c.set_radius(radius, relative=False)
+        c.set_transform(transform)
+        c.add_to_group(self.GROUP)
+        self._names.append(("curve_network", name))
 
     def ignore_slice(self, kind: str, name: str) -> None:
         """Keep structure ``name`` (e.g. the contact patch) uncut by this layer's slice plane."""

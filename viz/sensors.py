@@ -7,25 +7,31 @@
   pressure, the centres of pressure themselves (yellow),
 - per-contact points with their own colour and size (EmbodiChain style).
 
-Adapters read sensors duck-typed, so a real sensor is wired in a few lines:
+Adapters read what a sensor publishes (duck-typed, so a real sensor is wired in a few lines);
+they never recompute a sensor's values:
 
-- :func:`contact_sensor_arrays` — Isaac Lab style ``ContactSensor``: ``sensor.cfg.debug_vis``
-  (nothing is drawn when False), ``sensor.cfg.force_threshold`` (N, default 0), and
-  ``sensor.data`` with ``net_forces_w`` (E,S,3), optional ``force_matrix_w`` (E,S,F,3) and
-  ``contact_pos_w`` (E,S,F,3, NaN without contact), and the bodies' positions from
-  ``data.pos_w`` (E,S,3) or from the sensor's body indices (``body_ids``, ``body_indices`` or
-  ``body_index``, on the sensor or its data; (S,) or (E,S)) into the scene's body positions.
-  A body is in contact when ``data.in_contact`` (E,S) says so, else when
-  ``|net_forces_w| > force_threshold``.
-- :func:`contact_point_arrays` — EmbodiChain style per-contact sensor: ``get_data()`` gives
-  ``position`` (E,C,3) and ``is_valid`` (E,C); what ``set_contact_point_visibility(visible,
-  rgba, point_size, env_ids)`` stored is read from ``contact_point_visibility`` (a mapping or
-  an object with those four names) or from attributes ``contact_point_visible``,
-  ``contact_point_rgba``, ``contact_point_size``, ``contact_point_env_ids`` (a leading
-  underscore allowed). ``point_size`` is the points' radius in millimetres.
-- :func:`pipeline_sensor_arrays` — the same picture computed from a collision result for
-  every body (net force on the body, one filtered force per touching shape pair), used by
-  the viewer until the simulator's sensors are wired.
+- :func:`contact_sensor_arrays` — Isaac Lab style ``ContactSensor``. Drawn only when its debug
+  view is on: the sensor's own ``debug_vis`` attribute (hydro's, changed by
+  ``set_debug_vis``), else ``sensor.cfg.debug_vis``. A sensor with ``debug_markers()`` (hydro's
+  :class:`~hydro.sim.sensors.ContactSensor`) says itself where its bodies are, which are in
+  contact and their net forces (``position``, ``in_contact``, ``force``). Otherwise the adapter
+  reads ``sensor.data``: ``net_forces_w`` (E,S,3), the bodies' positions from ``data.pos_w``
+  (E,S,3) or from the sensor's body indices (``body_ids``, ``body_indices`` or ``body_index``,
+  on the sensor or its data; (S,) or (E,S)) into the scene's body positions, and in contact
+  from ``data.in_contact`` (E,S) when present, else as Isaac Lab's own debug view decides it:
+  ``|net_forces_w| > cfg.force_threshold`` (N, default 0). Either way the filtered forces
+  ``data.force_matrix_w`` (E,S,F,3) and centres of pressure ``data.contact_pos_w`` (E,S,F,3,
+  NaN without contact) are drawn when present.
+- :func:`contact_point_arrays` — EmbodiChain style per-contact sensor. A sensor with
+  ``contact_points_to_draw()`` (hydro's :class:`~hydro.sim.embodichain.ContactSensor`) gives the
+  world points itself; otherwise ``get_data()`` gives ``position`` (E,C,3) and ``is_valid``
+  (E,C). What ``set_contact_point_visibility(visible, rgba, point_size, env_ids)`` stored is read
+  from ``contact_point_visibility`` (a mapping or an object with those four names) or from the
+  public attributes ``contact_point_visible``, ``contact_point_rgba``, ``contact_point_size``,
+  ``contact_point_env_ids``. ``point_size`` is the points' radius in millimetres.
+- :func:`pipeline_sensor_arrays` — not a sensor: every body's contact picture from a collision
+  result's per-pair totals (:meth:`~hydro.CollisionResult.pair_summaries`), for the viewer's
+  "body contact sensors" option.
 
 Torch tensors are accepted anywhere an array is (``.detach().cpu().numpy()``).
 """
@@ -102,21 +108,23 @@ def contact_sensor_arrays(sensor, *, body_positions=None) -> SensorArrays:
     body indices when its data has no ``pos_w``.
     """
     cfg = getattr(sensor, "cfg", None)
-    if cfg is not None and not bool(getattr(cfg, "debug_vis", True)):
+    debug_vis = getattr(sensor, "debug_vis", None)
+    if debug_vis is None:
+        debug_vis = getattr(cfg, "debug_vis", True)
+    if not bool(debug_vis):
         return SensorArrays.empty()
     data = sensor.data
-    markers = getattr(sensor, "debug_markers", None)
-    if callable(markers):  # hydro.sim.sensors.ContactSensor says where its bodies are and which touch
-        m = markers()
-        pos = to_numpy(m["position"])
-        E, S = pos.shape[:2]
-        filtered = to_numpy(getattr(data, "force_matrix_w", None))
-        cop = to_numpy(getattr(data, "contact_pos_w", None))
-        return SensorArrays(body_position=pos.reshape(E * S, 3),
-                            in_contact=to_numpy(m["in_contact"], bool).reshape(E * S),
-                            net_force=to_numpy(m["force"]).reshape(E * S, 3),
-                            filtered_force=None if filtered is None else filtered.reshape(E * S, -1, 3),
-                            center_of_pressure=None if cop is None else cop.reshape(E * S, -1, 3))
+    filtered = to_numpy(getattr(data, "force_matrix_w", None))
+    cop = to_numpy(getattr(data, "contact_pos_w", None))
+    if callable(getattr(sensor, "debug_markers", None)):
+        markers = sensor.debug_markers()
+        pos = to_numpy(markers["position"])
+        n = int(np.prod(pos.shape[:-1]))
+        return SensorArrays(body_position=pos.reshape(n, 3),
+                            in_contact=to_numpy(markers["in_contact"], bool).reshape(n),
+                            net_force=to_numpy(markers["force"]).reshape(n, 3),
+                            filtered_force=None if filtered is None else filtered.reshape(n, -1, 3),
+                            center_of_pressure=None if cop is None else cop.reshape(n, -1, 3))
     net = to_numpy(data.net_forces_w)
     if net.ndim == 2:
         net = net[None]
@@ -137,8 +145,6 @@ def contact_sensor_arrays(sensor, *, body_positions=None) -> SensorArrays:
     else:
         threshold = float(getattr(cfg, "force_threshold", 0.0) or 0.0)
         in_contact = np.linalg.norm(net, axis=1) > threshold
-    filtered = to_numpy(getattr(data, "force_matrix_w", None))
-    cop = to_numpy(getattr(data, "contact_pos_w", None))
     if filtered is not None:
         filtered = filtered.reshape(E * S, -1, 3)
     if cop is not None:
@@ -159,7 +165,7 @@ def _visibility(sensor) -> dict:
         if stored is not None:
             value = stored.get(key) if isinstance(stored, dict) else getattr(stored, key, None)
         else:
-            value = getattr(sensor, attr, getattr(sensor, "_" + attr, None))
+            value = getattr(sensor, attr, None)
         out[key] = value
     if out["visible"] is None:
         out["visible"] = True
@@ -178,20 +184,24 @@ def contact_point_arrays(sensor) -> SensorArrays:
     vis = _visibility(sensor)
     if not vis["visible"]:
         return SensorArrays.empty()
-    d = sensor.get_data()
-    position = to_numpy(_field(d, "position"))
-    valid = to_numpy(_field(d, "is_valid"), bool)
-    if position.ndim == 2:
-        position, valid = position[None], valid[None]
-    if vis["env_ids"] is not None:
-        envs = to_numpy(vis["env_ids"], np.int64).reshape(-1)
-        position, valid = position[envs], valid[envs]
+    if callable(getattr(sensor, "contact_points_to_draw", None)):
+        points = to_numpy(sensor.contact_points_to_draw()).reshape(-1, 3)
+    else:
+        d = sensor.get_data()
+        position = to_numpy(_field(d, "position"))
+        valid = to_numpy(_field(d, "is_valid"), bool)
+        if position.ndim == 2:
+            position, valid = position[None], valid[None]
+        if vis["env_ids"] is not None:
+            envs = to_numpy(vis["env_ids"], np.int64).reshape(-1)
+            position, valid = position[envs], valid[envs]
+        points = position[valid].reshape(-1, 3)
     rgba = np.asarray(vis["rgba"] if vis["rgba"] is not None else (0.8, 0.2, 0.2, 1.0), dtype=float)
     if rgba.max() > 1.0:  # 0..255
         rgba = rgba / 255.0
     size = float(vis["point_size"]) if vis["point_size"] is not None else 3.0
     return SensorArrays(body_position=np.zeros((0, 3)), in_contact=np.zeros(0, dtype=bool),
-                        contact_point=position[valid].reshape(-1, 3), contact_point_rgba=rgba,
+                        contact_point=points, contact_point_rgba=rgba,
                         contact_point_radius=size * 1e-3)
 
 
@@ -208,14 +218,13 @@ def sensor_arrays(sensor, *, body_positions=None) -> SensorArrays:
 
 
 def pipeline_sensor_arrays(model, state, result, *, bodies=None, force_threshold: float = 0.0) -> SensorArrays:
-    """Every body (or ``bodies``) as a contact sensor computed from a collision result.
+    """Every body (or ``bodies``) drawn like a contact sensor, from a collision result's per-pair
+    totals (:meth:`~hydro.CollisionResult.pair_summaries`).
 
     Net force on a body: the sum over its shapes' pairs (+ on shape B, − on shape A). Filtered
     forces: one slot per pair of the result, with the pair's centre of pressure, for the bodies
     of that pair (zero and NaN elsewhere).
     """
-    from hydro.contact.types import summarize_pairs
-
     bodies = np.arange(model.body_count) if bodies is None else np.asarray(bodies, dtype=np.int64)
     body_q = np.asarray(state.body_q, dtype=float)
     n_pairs = len(result.pair_shape_a)
@@ -223,7 +232,7 @@ def pipeline_sensor_arrays(model, state, result, *, bodies=None, force_threshold
     filtered = np.zeros((len(bodies), n_pairs, 3))
     cop = np.full((len(bodies), n_pairs, 3), np.nan)
     row = {int(b): i for i, b in enumerate(bodies)}
-    for p, s in enumerate(summarize_pairs(result.contacts, result.pair_shape_a, result.pair_shape_b)):
+    for p, s in enumerate(result.pair_summaries()):
         for shape, sign in ((s.shape_b, 1.0), (s.shape_a, -1.0)):
             body = int(model.shape_body[shape])
             if body in row:

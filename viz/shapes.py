@@ -91,6 +91,13 @@ class ShapeLayer:
             self._sdf_cache[sdf_index] = (mesh.vertices, mesh.faces)
         return self._sdf_cache[sdf_index]
 
+    def set_model(self, model, *, rebuilt_sdf: int | None = None) -> None:
+        """Draw ``model`` (an edited copy of the old one) from now on; ``rebuilt_sdf``: the index
+        of an SDF that was rebuilt, whose mesh is made again."""
+        self.model = model
+        if rebuilt_sdf is not None:
+            self.forget_sdf(rebuilt_sdf)
+
     def forget_sdf(self, sdf_index: int) -> None:
         """Drop a cached mesh (the SDF was rebuilt)."""
         self._sdf_cache.pop(sdf_index, None)
