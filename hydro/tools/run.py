@@ -20,48 +20,13 @@ import sys
 import time
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ..sim.sensors import ContactSensorCfg
 from ..sim.simulation import Simulation
+from .plots import line_plot
 
-__all__ = ["run_scene", "ProgressBar"]
-
-
-class ProgressBar:
-    """A plain text progress bar on a stream (redrawn in place on a terminal, else every 10%)."""
-
-    def __init__(self, total: int, stream=None, width: int = 30):
-        self.total = max(int(total), 1)
-        self.stream = sys.stderr if stream is None else stream
-        self.width = width
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.start = time.perf_counter()
-        self._last_draw = 0.0
-        self._last_decile = -1
-
-    def _line(self, done, extra):
-        filled = int(self.width * done / self.total)
-        rate = done / max(time.perf_counter() - self.start, 1e-9)
-        return f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} steps {rate:6.1f}/s {extra}"
-
-    def update(self, done: int, extra: str = "") -> None:
-        now = time.perf_counter()
-        if self.tty:
-            if now - self._last_draw >= 0.1 or done >= self.total:
-                self.stream.write("\r" + self._line(done, extra))
-                self.stream.flush()
-                self._last_draw = now
-        else:
-            decile = 10 * done // self.total
-            if decile > self._last_decile:
-                self._last_decile = decile
-                self.stream.write(self._line(done, extra) + "\n")
-                self.stream.flush()
-
-    def close(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+__all__ = ["run_scene"]
 
 
 def body_sensors(sim: Simulation):
@@ -104,7 +69,12 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
     touching = np.zeros((steps, E, K), dtype=bool)
     log(f"scene        {scene}: {B} bodies, {m.shape_count} shapes, {E} env(s); dt {dt:g} s x {steps} steps, "
         f"{sim.substeps} sub-steps each ({'auto' if sim.stability.auto else 'given'})")
-    bar = ProgressBar(steps, stream)
+    # steps done, rate and ETA: a widget in notebooks, a line redrawn on a terminal, about every
+    # 10% when stderr (or ``stream``) is a file or a pipe (logs stay short)
+    out = sys.stderr if stream is None else stream
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    bar = tqdm(total=steps, unit="step", desc="simulating", file=out, dynamic_ncols=True,
+               **({} if tty else {"mininterval": 0.0, "miniters": max(1, steps // 10)}))
     t0 = time.perf_counter()
     try:
         for i in range(steps):
@@ -117,7 +87,8 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
                 fn[i, :, k] = d.net_normal_forces_w[:, 0]
                 ft[i, :, k] = d.net_friction_forces_w[:, 0]
                 touching[i, :, k] = d.current_contact_time[:, 0] > 0
-            bar.update(i + 1, f"t={sim.time:.3f}s")
+            bar.set_postfix_str(f"t={sim.time:.3f} s", refresh=False)
+            bar.update(1)
     finally:
         bar.close()
     wall = time.perf_counter() - t0
@@ -129,12 +100,10 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
     paths = np.array([[s.body_paths[e][0] for _, s in sensors] for e in range(E)]).reshape(E, K)
     np.savez(files["sensors"], time=t, sensor_names=np.array(names, dtype=str).reshape(K), body_paths=paths,
              net_normal_forces_w=fn, net_friction_forces_w=ft, net_forces_w=fn + ft, in_contact=touching)
-    from .plot_png import line_plot
-
     files["plot"] = os.path.join(out_dir, "forces.png")
     series = [(n, np.linalg.norm(fn[:, 0, k] + ft[:, 0, k], axis=-1)) for k, n in enumerate(names)]
-    line_plot(files["plot"], t, series, title=f"{os.path.basename(os.fspath(scene))}: |net contact force| (env 0)",
-              xlabel="time (s)", ylabel="N")
+    line_plot(files["plot"], t, series, title=f"{os.path.basename(os.fspath(scene))}: net contact force on each "
+              f"sensor body (env 0)", xlabel="time", xunit="s", ylabel="|net contact force|", yunit="N")
     log(f"time         {sim.time:.4g} s simulated in {wall:.2f} s ({steps / max(wall, 1e-9):.1f} steps/s)")
     for k, n in enumerate(names):
         f = fn[-1, 0, k] + ft[-1, 0, k]
