@@ -1,19 +1,11 @@
 """The command line, run as users run it (python -m hydro in a subprocess)."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
-
-
-def hydro(*args):
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "hydro", *args], capture_output=True, text=True, env=env, cwd=ROOT)
+from cli_util import assert_one_line_error, hydro
 
 
 def test_collide_json_reports_each_pair_as_the_contract_says(tmp_path):
@@ -61,11 +53,7 @@ def test_collide_text_output():
     (("sdf", "box:0.1,0.2"), "box takes 3 number"),
 ])
 def test_errors_are_one_line_on_stderr(args, message):
-    proc = hydro(*args)
-    assert proc.returncode != 0
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and message in lines[0], proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert_one_line_error(hydro(*args), message)
 
 
 def test_sdf_command_prints_grid_memory_and_error():

@@ -1,18 +1,10 @@
 """``hydro run`` and ``hydro example contact-sensor``, run as users run them."""
 
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
-
-
-def hydro(*args):
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "hydro", *args], capture_output=True, text=True, env=env, cwd=ROOT)
+from cli_util import assert_one_line_error, hydro
 
 
 def test_run_writes_trajectories_sensor_data_and_a_plot(tmp_path):
@@ -44,8 +36,7 @@ def test_run_replicates_envs_and_errors_are_one_line(tmp_path):
     sensors = np.load(tmp_path / "sensors.npz")
     assert sensors["net_forces_w"].shape == (2, 2, 1, 3)
     assert sensors["body_paths"].tolist() == [["/World/envs/env_0/Box"], ["/World/envs/env_1/Box"]]
-    bad = hydro("run", "scenes/cube_on_box.usda", "--steps", "0")
-    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "--steps" in bad.stderr
+    assert_one_line_error(hydro("run", "scenes/cube_on_box.usda", "--steps", "0"), "--steps")
 
 
 def test_the_contact_sensor_example_prints_what_it_reads():

@@ -1,12 +1,11 @@
 """The interactive view: edits recompute the contact, the panel runs headless, `hydro view` works."""
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from cli_util import assert_one_line_error, hydro, run_python
 from viz_util import ROOT, SIZE, background_fraction, headless_polyscope, scene_path
 
 
@@ -169,18 +168,11 @@ def test_the_panel_steps_the_real_simulation_from_the_pose_on_screen():
     assert view.state.body_q[0, 2] == pytest.approx(start[2] + 0.05, abs=0.01)  # falling from there
 
 
-def _hydro(*args, env=None, cwd=ROOT):
-    e = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
-    e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "hydro", *args], capture_output=True, text=True, env=e, cwd=cwd,
-                          timeout=120)
-
-
-def test_hydro_view_is_a_subcommand_of_hydro():
+def test_hydro_view_is_a_subcommand_ofhydro():
     # registered by viz through the hydro.commands entry point (hydro never imports viz)
-    top = _hydro("--help")
+    top = hydro("--help")
     assert top.returncode == 0 and "view" in top.stdout, top.stdout
-    proc = _hydro("view", "--help")
+    proc = hydro("view", "--help")
     assert proc.returncode == 0, proc.stderr
     for option in ("--screenshot", "--camera", "--size", "--color-by", "--slice"):
         assert option in proc.stdout
@@ -191,7 +183,7 @@ def test_hydro_view_screenshot_writes_a_picture_and_nothing_else(tmp_path):
     from viz.picture import read_png
 
     out = tmp_path / "pinch.png"
-    proc = _hydro("view", scene_path("pinch.usda"), "--screenshot", str(out), "--size", f"{SIZE[0]}x{SIZE[1]}",
+    proc = hydro("view", scene_path("pinch.usda"), "--screenshot", str(out), "--size", f"{SIZE[0]}x{SIZE[1]}",
                   "--camera", "top", "--color-by", "depth", "--slice", "/World/envs/env_0/Box/Collider:z", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert os.listdir(tmp_path) == ["pinch.png"]  # no imgui.ini / .polyscope.ini in the working folder
@@ -212,8 +204,7 @@ def test_the_panel_writes_no_ini_file(tmp_path):
             "ps.set_user_callback(ViewerPanel(view))\n"
             "for _ in range(3):\n"
             "    ps.frame_tick()\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=os.path.abspath(ROOT)))
+    proc = run_python(["-c", code], cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert os.listdir(tmp_path) == []
 
@@ -225,18 +216,12 @@ def test_the_panel_writes_no_ini_file(tmp_path):
     (("view", "scenes/two_spheres.usda", "--screenshot", "x.png", "--slice", "/World/Nope"), "--slice: no shape"),
 ])
 def test_hydro_view_errors_are_one_line(args, message):
-    proc = _hydro(*args)
-    assert proc.returncode != 0
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and message in lines[0], proc.stderr
+    assert_one_line_error(hydro(*args), message)
 
 
 def test_hydro_view_without_a_display_says_so_in_one_line():
     env = {k: "" for k in ("DISPLAY", "WAYLAND_DISPLAY")}
-    proc = _hydro("view", "scenes/two_spheres.usda", env=env)
-    assert proc.returncode != 0
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--screenshot" in lines[0], proc.stderr
+    assert_one_line_error(hydro("view", "scenes/two_spheres.usda", env=env), "--screenshot")
 
 
 def test_only_viz_imports_polyscope():
@@ -246,8 +231,7 @@ def test_only_viz_imports_polyscope():
     code = ("import sys, hydro.cli, hydro.sdf.level_set, hydro.contact.patch_mesh, viz, viz.cli, viz.sensors, "
             "viz.scene, viz.panel; "
             "assert 'polyscope' not in sys.modules, 'polyscope imported'")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=ROOT), cwd=ROOT, timeout=120)
+    proc = run_python(["-c", code], timeout=120)
     assert proc.returncode == 0, proc.stderr
     for path in glob.glob(os.path.join(ROOT, "hydro", "**", "*.py"), recursive=True):
         with open(path, encoding="utf-8") as fh:

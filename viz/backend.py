@@ -89,6 +89,15 @@ def clear() -> None:
     ps.clear_user_callback()
 
 
+def remove_structures(names) -> None:
+    """Remove the structures ``names`` ((kind, name) pairs, kind e.g. ``"surface_mesh"``) that exist."""
+    import polyscope as ps
+
+    for kind, name in names:
+        if getattr(ps, f"has_{kind}")(name):
+            getattr(ps, f"remove_{kind}")(name)
+
+
 def pose_matrix(pose) -> np.ndarray:
     """4×4 homogeneous matrix of a pose [px, py, pz, qx, qy, qz, qw]."""
     from hydro.transforms import quat_to_matrix

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import group
+from .backend import group, remove_structures
 
 COLOR_BY = ("pressure", "depth")
 PATCH_CMAPS = {"pressure": "turbo", "depth": "viridis"}
@@ -85,11 +85,7 @@ class ContactLayer:
         self.applied_force_scale = 0.0
 
     def remove(self) -> None:
-        import polyscope as ps
-
-        for kind, name in self._names:
-            if getattr(ps, f"has_{kind}")(name):
-                getattr(ps, f"remove_{kind}")(name)
+        remove_structures(self._names)
         self._names = []
         self.patch_names = []
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from hydro.sdf.level_set import sdf_level_set
 
-from .backend import group, pose_matrix
+from .backend import group, pose_matrix, remove_structures
 
 AXES = ("x", "y", "z")
 
@@ -236,9 +236,7 @@ class SDFLayer:
     def remove(self) -> None:
         import polyscope as ps
 
-        for kind, name in self._names:
-            if getattr(ps, f"has_{kind}")(name):
-                getattr(ps, f"remove_{kind}")(name)
+        remove_structures(self._names)
         self._names = []
         try:
             ps.remove_slice_plane(self.PLANE)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import group
+from .backend import group, remove_structures
 
 MARKER_COLOR = (0.9, 0.05, 0.05)
 NET_FORCE_COLOR = (0.9, 0.1, 0.1)
@@ -309,8 +309,5 @@ def draw_sensor(name: str, arrays: SensorArrays, *, force_scale: float, marker_r
 
 def remove_sensor(name: str) -> None:
     """Remove what :func:`draw_sensor` drew under ``name``."""
-    import polyscope as ps
-
-    for part in ("in contact", "filtered force", "centre of pressure", "contact points"):
-        if ps.has_point_cloud(f"{name}/{part}"):
-            ps.remove_point_cloud(f"{name}/{part}")
+    remove_structures(("point_cloud", f"{name}/{part}")
+                      for part in ("in contact", "filtered force", "centre of pressure", "contact points"))
