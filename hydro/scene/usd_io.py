@@ -60,7 +60,7 @@ from . import validate as rules
 from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
 from ..transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate
 from .model import DEFAULT_ENV_SPACING, DEFAULT_FRICTION, Model
-from .paths import env_of, is_env_prim, nearest_ancestor
+from .paths import WORLD_ROOT, env_of, is_env_prim, nearest_ancestor
 from .usd_convert import (AXIS_TYPES, EARTH_GRAVITY, KIND_OF_TYPE, GeometryError, SceneData, body_values,
                           build_model, collider_values, gravity_vector, mesh_geometry, plain32, primitive_geometry,
                           shortest, write_geometry_scale, write_plan)
@@ -276,7 +276,7 @@ def load_usd(path, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACIN
 
     A scene with ERROR findings is refused with a ``ValueError`` carrying the finding lines;
     WARNING findings are issued as :class:`SceneWarning`. ``num_envs``/``env_spacing``: see
-    :mod:`hydro.scene.model` (replication of ``/World/envs/env_0``).
+    :mod:`hydro.scene.replicate` (replication of ``/World/envs/env_0``).
     """
     records, scene = read_records(path)
     findings = rules.validate_records(records)
@@ -367,7 +367,7 @@ def save_usd(model: Model, path) -> None:
     UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
     UsdGeom.SetStageMetersPerUnit(stage, 1.0)
     UsdPhysics.SetStageKilogramsPerUnit(stage, 1.0)
-    world = UsdGeom.Xform.Define(stage, "/World").GetPrim()
+    world = UsdGeom.Xform.Define(stage, WORLD_ROOT).GetPrim()
     stage.SetDefaultPrim(world)
 
     plan = write_plan(model)
@@ -413,7 +413,7 @@ def save_usd(model: Model, path) -> None:
             Vt.DoubleArray([float(x) for x in six]))
 
     materials = {}
-    material_root = "/World/PhysicsMaterials"
+    material_root = WORLD_ROOT + "/PhysicsMaterials"
     for i, p in enumerate(model.shape_path):
         prim = stage.GetPrimAtPath(p)
         UsdPhysics.CollisionAPI.Apply(prim)
