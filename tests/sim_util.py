@@ -5,7 +5,6 @@ the auto sub-step stays near 2 ms, so a second of simulated time costs about a s
 """
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -43,17 +42,37 @@ def box_on_ground(*, height=0.0, tilt=0.0, mu=0.5, ground=(1.0, 1.0, 0.2), num_e
     return b.finalize(num_envs=num_envs)
 
 
-def fake_sim(model, dt=0.01):
-    """What a sensor needs of a simulation, for feeding it frames by hand."""
-    from hydro.sim.simulation import ContactFrame
+class FakeSim:
+    """A stand-in for :class:`~hydro.sim.simulation.Simulation` that feeds its sensors frames by
+    hand: what a sensor reads when it is made (``model``, ``physics_dt``, ``state``), and the
+    simulation's side of the sensor interface (:mod:`hydro.sim.sensing`)."""
 
-    return SimpleNamespace(model=model, physics_dt=dt, state=model.state(), step_count=0,
-                           last_frame=ContactFrame.empty())
+    def __init__(self, model, dt=0.01):
+        self.model = model
+        self.physics_dt = dt
+        self.state = model.state()
+        self.step_count = 0
+        self.sensors = []
+
+    def add_sensor(self, cfg):
+        sensor = cfg._make_sensor(self)
+        self.sensors.append(sensor)
+        return sensor
+
+    def step(self, frames_per_substep):
+        """One physics step: ``frames_per_substep`` is a list of ContactFrames (equal sub-steps)."""
+        self.step_count += 1
+        for sensor in self.sensors:
+            sensor.on_step(tuple(frames_per_substep), self.state, self.step_count, self.physics_dt)
+
+
+def fake_sim(model, dt=0.01):
+    return FakeSim(model, dt)
 
 
 def frame(model, rows):
     """A ContactFrame from rows ``(shape_a, shape_b, normal_force_on_b (3,), friction_on_b (3,), point (3,))``."""
-    from hydro.sim.simulation import ContactFrame
+    from hydro.sim.sensing import ContactFrame
 
     if not rows:
         return ContactFrame.empty()
@@ -69,18 +88,6 @@ def frame(model, rows):
     return ContactFrame(point=pt, normal=n, depth=np.full(len(rows), -1e-3), normal_force=fn, friction_force=ft,
                         shape_a=sa, shape_b=sb, body_a=sbody[sa].astype(np.int32), body_b=sbody[sb].astype(np.int32),
                         env=env, pair=np.zeros(len(rows), np.int32))
-
-
-def drive(sensor, frames_per_substep, sim=None):
-    """One physics step of a sensor: ``frames_per_substep`` is a list of ContactFrames (equal weights)."""
-    sensor._begin_step()
-    w = 1.0 / len(frames_per_substep)
-    for f in frames_per_substep:
-        sensor._accumulate(f, w)
-    if sim is not None:
-        sim.step_count += 1
-        sim.last_frame = frames_per_substep[-1]
-    sensor._end_step()
 
 
 def robot_scene(num_envs=2):

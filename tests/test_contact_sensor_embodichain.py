@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hydro.sim.embodichain import (ArticulationContactFilterCfg, ContactSensor, ContactSensorCfg)
+from hydro.sim.embodichain import ArticulationContactFilterCfg, ContactSensorCfg
 from sim_util import fake_sim, frame, ground_push, robot_scene, shape
 
 DT = 0.01
@@ -11,12 +11,11 @@ DT = 0.01
 
 def make(model, **cfg):
     sim = fake_sim(model, DT)
-    return sim, ContactSensor(ContactSensorCfg(**cfg), sim)
+    return sim, sim.add_sensor(ContactSensorCfg(**cfg))
 
 
 def step(sim, rows):
-    sim.last_frame = frame(sim.model, rows)
-    sim.step_count += 1
+    sim.step([frame(sim.model, rows)])
 
 
 def test_uids_name_bodies_statics_and_articulation_links_per_env():
@@ -53,8 +52,7 @@ def test_both_actors_or_either_actor():
     obj, hand = shape(model, "/World/envs/env_0/Object/Collider"), shape(model, "/World/envs/env_0/Robot/Hand/Collider")
     rows = [ground_push(model, 0, "Object", 5.0), (hand, obj, (1.0, 0, 0), (0, 0, 0), (0.1, 0, 0))]
     sim, both = make(model, rigid_uid_list=["Object"], articulation_cfg_list=[ArticulationContactFilterCfg("Robot")])
-    _, either = make(model, rigid_uid_list=["Object"], filter_need_both_actor=False)
-    either.sim = sim
+    either = sim.add_sensor(ContactSensorCfg(rigid_uid_list=["Object"], filter_need_both_actor=False))
     step(sim, rows)
     d = both.get_data()  # stale after the step: it updates itself
     assert d["is_valid"][0].tolist()[:2] == [True, False]

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from hydro.geometry import Box, Cylinder, Heightfield, Mesh, Plane, Sphere
-from hydro.scene.model import DEFAULT_DENSITY, IDENTITY, Model, ModelBuilder, State, env_grid
+from hydro.scene.mass import DEFAULT_DENSITY
+from hydro.scene.model import IDENTITY, Model, ModelBuilder, State
+from hydro.scene.replicate import env_grid
 from hydro.sdf import SDFSettings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

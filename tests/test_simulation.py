@@ -182,6 +182,44 @@ def test_reset_puts_envs_back_and_the_clock_counts_integers():
     assert sim.step_count == 0 and np.array_equal(sim.state.body_q[:, 2], z0)
 
 
+def test_sensors_are_handed_every_step_and_reset_with_the_envs():
+    from hydro.sim.sensing import ContactFrame
+
+    class Recorder:
+        """A sensor that keeps what the simulation hands it (hydro.sim.sensing)."""
+
+        def __init__(self):
+            self.steps, self.resets = [], []
+
+        def on_step(self, frames, state, step, dt):
+            self.steps.append((frames, state, step, dt, state.body_q.copy()))
+
+        def reset(self, env_ids=None):
+            self.resets.append(np.asarray(env_ids).tolist())
+
+    class RecorderCfg:
+        def _make_sensor(self, sim):
+            return Recorder()
+
+    sim = Simulation(box_on_ground(envs=True, num_envs=2, ground=(5.0, 5.0, 0.2)), dt=1 / 60)
+    rec = sim.add_sensor(RecorderCfg())
+    sim.update(step=2)
+    assert [s[2] for s in rec.steps] == [1, 2] and all(s[3] == sim.dt for s in rec.steps)
+    frames, state, _, _, body_q = rec.steps[-1]
+    assert sim.substeps > 1 and len(frames) == sim.substeps and all(isinstance(f, ContactFrame) for f in frames)
+    assert frames[-1] is sim.last_frame and len(frames[-1]) > 0
+    # the state after the step, not before it
+    assert state is sim.state and np.array_equal(body_q, sim.state.body_q)
+    # each box rests on the ground: each sub-step's normal forces carry both boxes' weights
+    for f in frames:
+        assert f.normal_force[:, 2].sum() == pytest.approx(2 * G * sim.model.body_mass[0], rel=0.05)
+    sim.reset([1])
+    sim.reset()
+    assert rec.resets == [[1], [0, 1]]
+    assert sim.state is state and np.array_equal(sim.state.body_q, sim.model.body_q0)  # reset in place
+    assert len(sim.last_frame) == 0
+
+
 def test_gravity_comes_from_the_usd_scene(tmp_path):
     from hydro.scene.usd_io import read_gravity
 
@@ -225,7 +263,7 @@ def test_hydro_simulation_is_exported_lazily():
 
 
 def test_the_sparse_friction_solve_matches_the_dense_one(monkeypatch):
-    import hydro.sim.simulation as simulation
+    import hydro.sim.friction as friction
 
     def run():
         sim = Simulation(box_on_ground(boxes=2, tilt=math.radians(10.0), mu=0.5), dt=1 / 60)
@@ -233,7 +271,7 @@ def test_the_sparse_friction_solve_matches_the_dense_one(monkeypatch):
         return sim.state.body_q.copy(), sim.last_frame.friction_force.copy()
 
     q_dense, f_dense = run()
-    monkeypatch.setattr(simulation, "DENSE_FRICTION_MAX", 0)
+    monkeypatch.setattr(friction, "DENSE_FRICTION_MAX", 0)
     q_sparse, f_sparse = run()
     assert np.abs(f_dense).max() > 0.1
     np.testing.assert_allclose(q_sparse, q_dense, rtol=0, atol=1e-12)

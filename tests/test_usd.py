@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("pxr")
 
 from hydro.geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
-from hydro.scene.model import ModelBuilder, env_grid
+from hydro.scene.model import ModelBuilder
+from hydro.scene.replicate import env_grid
 from hydro.sdf import SDFSettings
 from hydro.transforms import quat_to_matrix
 from hydro.scene.usd_io import SceneWarning, load_usd, save_usd, validate_usd

@@ -1,6 +1,7 @@
 """Scenes: the model (bodies, shapes, SDFs, envs), USD in and out, the schema rules.
 
-``model`` (:class:`ModelBuilder`, :class:`Model`, :class:`State`), ``usd_io`` (the only module
-that imports ``pxr``), ``validate`` (pure rules on plain records, no USD), ``paths`` (env
-namespaces and prim-path expressions).
+``model`` (:class:`ModelBuilder`, :class:`Model`, :class:`State`), ``mass`` (mass properties),
+``replicate`` (envs and their copies), ``paths`` (the env-path rule, prim-path expressions, the
+actor table), ``usd_io`` (the only module that imports ``pxr``), ``usd_convert`` (what USD
+reading and writing compute on plain values), ``validate`` (pure rules on plain records, no USD).
 """

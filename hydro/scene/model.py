@@ -4,82 +4,42 @@ Scenes come from USD (:func:`hydro.scene.usd_io.load_usd`) or from Python with a
 :class:`ModelBuilder`; both end in :meth:`ModelBuilder.finalize`, which computes mass
 properties, replicates environments and builds each distinct SDF once.
 
-Mass properties
-    A body's mass, centre of mass and inertia are computed from its shapes (planes and
-    heightfields carry none), each shape with its own density, else its body's, else
-    :data:`DEFAULT_DENSITY` (1000 kg/m³, water), combined with the parallel-axis theorem. An
-    explicit ``mass`` rescales the computed inertia (same distribution); an explicit ``com``
-    moves the centre of mass (the inertia is carried to it by the parallel-axis theorem); an
-    explicit ``inertia`` replaces the tensor. Kinematic bodies have zero inverse mass and
-    inertia.
-
-Environments (``num_envs`` E, ``env_spacing`` d)
-    - Paths under ``/World/envs/env_<i>/`` belong to env ``i``. Static shapes outside
-      ``/World/envs`` are global (env −1: they pair with every env); a dynamic body outside
-      ``/World/envs`` belongs to env 0 and is never copied.
-    - If the scene has a template ``/World/envs/env_0`` and nothing else under ``/World/envs``,
-      and E > 1: env_1 … env_{E−1} are copies of env_0 (paths renamed ``env_0`` → ``env_i``).
-      The E env origins lie on a square grid of spacing d centred on env_0's authored origin,
-      exactly as Isaac Lab's cloner lays them out (rows along −x, columns along +y, env 0 in
-      the first slot, so env 0 moves too when E > 1): ``rows = ceil(E / floor(sqrt(E)))``,
-      ``cols = ceil(E / rows)``, env i at row ``i // cols``, column ``i % cols``,
-      ``offset = (−(row − (rows−1)/2)·d, (col − (cols−1)/2)·d, 0)``.
-    - If the scene has no ``/World/envs`` namespace and E > 1: the whole scene is copied E
-      times, prim path ``/World/X`` becoming ``/World/envs/env_i/X`` (a path outside
-      ``/World``, ``/X``, becomes ``/World/envs/env_i/X``), on the same grid centred on the
-      world origin; static shapes then belong to their env.
-    - If the scene authors envs env_0 … env_{n−1} itself (n > 1), they are kept as authored
-      with their own origins; E must then be 1 or n.
-    Copies share the SDFs of the template: SDFs are built once per distinct
-    (geometry, SDF settings, margin + gap), however many shapes use them.
+Mass properties are :mod:`hydro.scene.mass`'s rules; envs (which env each body and shape
+belongs to, and copies of a template env for ``num_envs``/``env_spacing``) are
+:mod:`hydro.scene.replicate`'s, on the env-path rule of :mod:`hydro.scene.paths`
+(``/World/envs/env_<i>``). Copies share the SDFs of the template: SDFs are built once per
+distinct (geometry, SDF settings, margin + gap), however many shapes use them.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import validate as _rules
 from ..geometry import Geometry, Mesh
 from ..sdf import SDFPack, SDFSettings, build_sdf
-from ..transforms import IDENTITY_POSE, check_poses, pose_compose, quat_to_matrix
+from ..transforms import IDENTITY_POSE, check_poses, pose_compose
+from .mass import DEFAULT_DENSITY, body_mass_properties, check_inertia, inverse_mass_properties, mass_properties
+from .paths import ENVS_ROOT, is_under
+from .replicate import env_grid, replicate
+
+# DEFAULT_DENSITY, ENVS_ROOT, env_grid and mass_properties live in mass, paths and replicate now;
+# they stay importable from here.
+__all__ = ["Model", "ModelBuilder", "State", "SDFSpec", "IDENTITY", "DEFAULT_STIFFNESS", "DEFAULT_FRICTION",
+           "DEFAULT_ENV_SPACING", "DEFAULT_DENSITY", "ENVS_ROOT", "env_grid", "mass_properties"]
 
 #: The identity pose [0, 0, 0, 0, 0, 0, 1].
 IDENTITY = IDENTITY_POSE
-#: kg/m³ used when neither a shape nor its body gives a density (water).
-DEFAULT_DENSITY = 1000.0
 #: N/m³, the hydroelastic stiffness of a shape that does not set one (``newton:hydroelasticStiffness``).
 DEFAULT_STIFFNESS = float(_rules.SDF_COLLISION_DEFAULTS["newton:hydroelasticStiffness"])
 #: Static and dynamic friction of a shape without a bound physics material.
 DEFAULT_FRICTION = 0.5
 #: m, distance between neighbouring env origins on the replication grid.
 DEFAULT_ENV_SPACING = 2.0
-ENVS_ROOT = "/World/envs"
-
-_ENV_PATH = re.compile(r"^/World/envs/env_(\d+)(/.*)?$")
-
-
-def env_grid(num_envs: int, spacing: float) -> np.ndarray:
-    """(E, 3) env offsets on Isaac Lab's grid, centred on the origin (see the module docstring)."""
-    n = int(num_envs)
-    rows = int(math.ceil(n / int(math.sqrt(n))))
-    cols = int(math.ceil(n / rows))
-    i = np.arange(n)
-    r, c = i // cols, i % cols
-    out = np.zeros((n, 3))
-    out[:, 0] = -(r - (rows - 1) / 2.0) * spacing
-    out[:, 1] = (c - (cols - 1) / 2.0) * spacing
-    return out
-
-
-def _is_under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-# ================================================================================================
 
 
 @dataclass
@@ -301,62 +261,11 @@ def _positive_or_none(name: str, v):
     return f
 
 
-def _inertia_tensor(name: str, v) -> np.ndarray:
-    a = np.asarray(v, dtype=float)
-    if a.shape == (3,):
-        a = np.diag(a)
-    if a.shape != (3, 3) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be a finite 3x3 tensor or 3 diagonal values, got shape {a.shape}")
-    if not np.allclose(a, a.T, rtol=1e-9, atol=1e-15):
-        raise ValueError(f"{name} must be symmetric")
-    if np.linalg.eigvalsh(a).min() < -1e-12 * max(1.0, abs(a).max()):
-        raise ValueError(f"{name} must be positive semi-definite")
-    return a
-
-
-def mass_properties(shapes, *, body_density=None, mass=None, com=None, inertia=None):
-    """(mass, com, inertia about the com) of shapes given as ``(geometry, local_pose, density)``.
-
-    The rules of the module docstring: per-shape density else ``body_density`` else
-    :data:`DEFAULT_DENSITY`; explicit ``mass`` rescales, ``com`` shifts, ``inertia`` replaces.
-    """
-    m_total = 0.0
-    first = np.zeros(3)
-    parts = []
-    for geometry, pose, density in shapes:
-        if not geometry.volumetric:
-            continue
-        rho = density if density is not None else (body_density if body_density is not None else DEFAULT_DENSITY)
-        m = rho * geometry.volume()
-        rot = quat_to_matrix(pose[3:])
-        c = pose[:3] + rot @ geometry.center_of_mass()
-        i_c = rho * rot @ geometry.unit_inertia() @ rot.T
-        parts.append((m, c, i_c))
-        m_total += m
-        first += m * c
-    c_total = first / m_total if m_total > 0 else np.zeros(3)
-    i_total = np.zeros((3, 3))
-    for m, c, i_c in parts:
-        d = c - c_total
-        i_total += i_c + m * (d @ d * np.eye(3) - np.outer(d, d))
-    if mass is not None:
-        if m_total > 0:
-            i_total *= mass / m_total
-        m_total = mass
-    if com is not None:
-        d = com - c_total
-        i_total = i_total + m_total * (d @ d * np.eye(3) - np.outer(d, d))
-        c_total = com
-    if inertia is not None:
-        i_total = inertia
-    return float(m_total), np.asarray(c_total, dtype=float), np.asarray(i_total, dtype=float)
-
-
 class ModelBuilder:
     """Makes a :class:`Model` from Python calls (``load_usd`` uses it too).
 
     Prim paths name every body and shape (``/World/envs/env_0/Box``); they decide envs (see
-    the module docstring) and are what :meth:`Model.find_shapes` matches.
+    :mod:`hydro.scene.replicate`) and are what :meth:`Model.find_shapes` matches.
     """
 
     def __init__(self):
@@ -391,7 +300,7 @@ class ModelBuilder:
             mass=_positive_or_none(f"mass of body {path}", mass),
             density=_positive_or_none(f"density of body {path}", density),
             com=None if com is None else _vec3(f"com of body {path}", com),
-            inertia=None if inertia is None else _inertia_tensor(f"inertia of body {path}", inertia),
+            inertia=None if inertia is None else check_inertia(f"inertia of body {path}", inertia),
             velocity=_vec3(f"velocity of body {path}", velocity),
             angular_velocity=_vec3(f"angular_velocity of body {path}", angular_velocity),
             kinematic=bool(kinematic),
@@ -474,7 +383,8 @@ class ModelBuilder:
 
     # ------------------------------------------------------------------------------------------
     def finalize(self, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACING, build_sdfs: bool = True) -> Model:
-        """Make the :class:`Model`: mass properties, env replication (module docstring), SDFs."""
+        """Make the :class:`Model`: mass properties (:mod:`~hydro.scene.mass`), env replication
+        (:mod:`~hydro.scene.replicate`), SDFs."""
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
         spacing = float(env_spacing)
@@ -483,20 +393,13 @@ class ModelBuilder:
         num_envs = int(num_envs)
 
         # mass properties once per authored body (copies share them)
-        props = []
-        for b, body in enumerate(self._bodies):
-            shapes = [(s.geometry, s.local_pose, s.density) for s in self._shapes if s.body == b]
-            m, c, inertia = mass_properties(shapes, body_density=body.density, mass=body.mass, com=body.com,
-                                            inertia=body.inertia)
-            if not body.kinematic:
-                if m <= 0:
-                    raise ValueError(f"body {body.path} has no mass: give it a volumetric shape, or a mass and an inertia")
-                if np.linalg.eigvalsh(inertia).min() <= 0:
-                    raise ValueError(f"body {body.path} has a singular inertia tensor {inertia.tolist()}: give a "
-                                     f"positive definite inertia")
-            props.append((m, c, inertia))
+        props = [body_mass_properties(body.path, [(s.geometry, s.local_pose, s.density) for s in self._shapes
+                                                  if s.body == b], density=body.density, mass=body.mass,
+                                      com=body.com, inertia=body.inertia, kinematic=body.kinematic)
+                 for b, body in enumerate(self._bodies)]
 
-        bodies, shapes, roots, origins, body_env, shape_env, body_src = self._replicate(num_envs, spacing)
+        bodies, shapes, roots, origins, body_env, shape_env, body_src = replicate(
+            self._bodies, self._shapes, self._articulations, self._env_origins, num_envs, spacing)
         B, S, E = len(bodies), len(shapes), len(origins)
 
         body_q0 = np.array([b.pose for b in bodies], dtype=float).reshape(B, 7)
@@ -505,17 +408,12 @@ class ModelBuilder:
         body_com = np.array([props[k][1] for k in body_src], dtype=float).reshape(B, 3)
         body_inertia = np.array([props[k][2] for k in body_src], dtype=float).reshape(B, 3, 3)
         body_kinematic = np.array([b.kinematic for b in bodies], dtype=bool)
-        body_inv_mass = np.zeros(B)
-        body_inv_inertia = np.zeros((B, 3, 3))
-        for i in range(B):
-            if not body_kinematic[i] and body_mass[i] > 0:
-                body_inv_mass[i] = 1.0 / body_mass[i]
-                body_inv_inertia[i] = np.linalg.inv(body_inertia[i])
+        body_inv_mass, body_inv_inertia = inverse_mass_properties(body_mass, body_inertia, body_kinematic)
 
         articulations = {}
         body_articulation = np.full(B, -1, dtype=np.int32)
         for a, root in enumerate(roots):
-            members = [i for i, b in enumerate(bodies) if _is_under(b.path, root)]
+            members = [i for i, b in enumerate(bodies) if is_under(b.path, root)]
             articulations[root] = members
         # a body under nested roots belongs to the innermost one
         for a, root in sorted(enumerate(roots), key=lambda t: len(t[1])):
@@ -559,114 +457,3 @@ class ModelBuilder:
         if build_sdfs:
             model.build_sdfs()
         return model
-
-    def _replicate(self, num_envs: int, spacing: float):
-        """The final bodies and shapes (copies included), articulation roots, env origins and
-        envs, and for each final body the index of the authored body it copies."""
-        paths = [b.path for b in self._bodies] + [s.path for s in self._shapes] + self._articulations
-        authored = sorted({int(m.group(1)) for m in map(_ENV_PATH.match, paths) if m})
-        under_envs = [p for p in paths if _is_under(p, ENVS_ROOT) and not _ENV_PATH.match(p)]
-        if under_envs:
-            raise ValueError(f"prim {under_envs[0]} is under {ENVS_ROOT} but not in an env: env prims must be "
-                             f"named {ENVS_ROOT}/env_<i>")
-        bodies, shapes, roots = list(self._bodies), list(self._shapes), list(self._articulations)
-        body_src = list(range(len(bodies)))
-
-        def env_of(path):
-            m = _ENV_PATH.match(path)
-            return int(m.group(1)) if m else None
-
-        if not authored:
-            if num_envs == 1:
-                origins = [np.zeros(3)]
-                body_env = [0] * len(bodies)
-                shape_env = [0 if s.body >= 0 else -1 for s in shapes]
-                return bodies, shapes, roots, origins, body_env, shape_env, body_src
-
-            def rename(path, i):
-                rest = path[len("/World"):] if _is_under(path, "/World") else path
-                return f"{ENVS_ROOT}/env_{i}{rest}"
-
-            offsets = env_grid(num_envs, spacing)
-            return self._copies(range(len(bodies)), range(len(shapes)), roots, np.zeros(3), offsets, rename,
-                                global_bodies=[], global_shapes=[])
-
-        if authored != list(range(len(authored))):
-            missing = sorted(set(range(max(authored) + 1)) - set(authored))
-            raise ValueError(f"the scene's envs must be numbered env_0 … env_{max(authored)} without gaps; "
-                             f"env_{missing[0]} is missing")
-        n = len(authored)
-        if n > 1:
-            if num_envs not in (1, n):
-                raise ValueError(f"the scene authors {n} envs itself; num_envs must be 1 or {n}, got {num_envs}")
-            origins = [self._env_origins.get(i, np.zeros(3)) for i in range(n)]
-            body_env = [env_of(b.path) if env_of(b.path) is not None else 0 for b in bodies]
-            shape_env = [body_env[s.body] if s.body >= 0 else (env_of(s.path) if env_of(s.path) is not None else -1)
-                         for s in shapes]
-            return bodies, shapes, roots, origins, body_env, shape_env, body_src
-
-        # one template env (env_0): copy it num_envs times
-        template_origin = self._env_origins.get(0, np.zeros(3))
-        if num_envs == 1:
-            body_env = [0] * len(bodies)
-            shape_env = [0 if (s.body >= 0 or env_of(s.path) == 0) else -1 for s in shapes]
-            return bodies, shapes, roots, [template_origin], body_env, shape_env, body_src
-        t_bodies = [i for i, b in enumerate(bodies) if env_of(b.path) == 0]
-        t_shapes = [i for i, s in enumerate(shapes) if env_of(s.path) == 0]
-        for i in t_shapes:
-            s = shapes[i]
-            if s.body >= 0 and env_of(bodies[s.body].path) != 0:
-                raise ValueError(f"shape {s.path} is in env_0 but its body {bodies[s.body].path} is not")
-        g_bodies = [i for i in range(len(bodies)) if i not in set(t_bodies)]
-        g_shapes = [i for i in range(len(shapes)) if i not in set(t_shapes)]
-        for i in g_shapes:
-            s = shapes[i]
-            if s.body >= 0 and env_of(bodies[s.body].path) == 0:
-                raise ValueError(f"shape {s.path} is outside env_0 but its body {bodies[s.body].path} is in it")
-        offsets = env_grid(num_envs, spacing)
-
-        def rename(path, i):
-            return f"{ENVS_ROOT}/env_{i}" + path[len(f"{ENVS_ROOT}/env_0"):]
-
-        t_roots = [r for r in roots if env_of(r) == 0]
-        g_roots = [r for r in roots if env_of(r) != 0]
-        return self._copies(t_bodies, t_shapes, t_roots, template_origin, offsets, rename,
-                            global_bodies=g_bodies, global_shapes=g_shapes, global_roots=g_roots)
-
-    def _copies(self, body_ids, shape_ids, roots, base_origin, offsets, rename, *, global_bodies, global_shapes,
-                global_roots=()):
-        """Global items first (unchanged), then for each env i a copy of the template renamed by
-        ``rename(path, i)`` and shifted by ``offsets[i]``; env i's origin is ``base_origin + offsets[i]``."""
-        bodies, shapes, body_env, shape_env, body_src = [], [], [], [], []
-        new_index = {}
-        for b in global_bodies:
-            new_index[(None, b)] = len(bodies)
-            bodies.append(self._bodies[b])
-            body_env.append(0)
-            body_src.append(b)
-        for s in global_shapes:
-            sh = self._shapes[s]
-            shapes.append(replace(sh, body=new_index[(None, sh.body)]) if sh.body >= 0 else sh)
-            shape_env.append(0 if sh.body >= 0 else -1)
-        out_roots = list(global_roots)
-        for i, off in enumerate(offsets):
-            for b in body_ids:
-                src = self._bodies[b]
-                pose = src.pose.copy()
-                pose[:3] += off
-                new_index[(i, b)] = len(bodies)
-                bodies.append(replace(src, path=rename(src.path, i), pose=pose))
-                body_env.append(i)
-                body_src.append(b)
-            for s in shape_ids:
-                src = self._shapes[s]
-                if src.body >= 0:
-                    shapes.append(replace(src, path=rename(src.path, i), body=new_index[(i, src.body)]))
-                else:
-                    pose = src.local_pose.copy()
-                    pose[:3] += off
-                    shapes.append(replace(src, path=rename(src.path, i), local_pose=pose))
-                shape_env.append(i)
-            out_roots += [rename(r, i) for r in roots]
-        origins = [np.asarray(base_origin, dtype=float) + o for o in offsets]
-        return bodies, shapes, out_roots, origins, body_env, shape_env, body_src

@@ -1,5 +1,9 @@
 """USD in and out (usd-core). The only module of hydro that imports ``pxr``.
 
+This module walks stages and reads and writes prims; what it computes on the plain values it
+reads (units, transforms → geometry, bodies and colliders → the builder, gravity, the write
+plan) is :mod:`hydro.scene.usd_convert`, which never imports ``pxr``.
+
 Reading (:func:`load_usd`, :func:`validate_usd`)
     - Units and axes: positions, sizes and velocities are multiplied by the stage's
       ``metersPerUnit``; masses by ``kilogramsPerUnit`` (densities by kpu/mpu³, inertias by
@@ -46,7 +50,6 @@ Writing (:func:`save_usd`)
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 
@@ -55,9 +58,12 @@ from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 from . import validate as rules
 from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
-from .model import DEFAULT_ENV_SPACING, DEFAULT_FRICTION, DEFAULT_STIFFNESS, ENVS_ROOT, IDENTITY, Model, ModelBuilder
-from ..sdf import SDFSettings
-from ..transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate, quat_to_matrix
+from ..transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate
+from .model import DEFAULT_ENV_SPACING, DEFAULT_FRICTION, Model
+from .paths import WORLD_ROOT, env_of, is_env_prim, nearest_ancestor
+from .usd_convert import (AXIS_TYPES, EARTH_GRAVITY, KIND_OF_TYPE, GeometryError, SceneData, body_values,
+                          build_model, collider_values, gravity_vector, mesh_geometry, plain32, primitive_geometry,
+                          shortest, write_geometry_scale, write_plan)
 
 __all__ = ["load_usd", "save_usd", "validate_usd", "read_records", "read_gravity", "SceneWarning"]
 
@@ -83,23 +89,6 @@ _NEWTON_TYPES = {
 _FLOAT32_TYPES = {Sdf.ValueTypeNames.Float, Sdf.ValueTypeNames.Float2, Sdf.ValueTypeNames.Float3,
                   Sdf.ValueTypeNames.Float4, Sdf.ValueTypeNames.Vector3f, Sdf.ValueTypeNames.Point3f,
                   Sdf.ValueTypeNames.Normal3f, Sdf.ValueTypeNames.Color3f, Sdf.ValueTypeNames.Quatf}
-
-_GEOMETRY_TYPES = ("Sphere", "Cube", "Capsule", "Capsule_1", "Cylinder", "Cylinder_1", "Cone", "Mesh", "Plane")
-_KIND_OF_TYPE = {"Sphere": "sphere", "Cube": "box", "Capsule": "capsule", "Capsule_1": "capsule",
-                 "Cylinder": "cylinder", "Cylinder_1": "cylinder", "Cone": "cone", "Mesh": "mesh", "Plane": "plane",
-                 "HeightField": "heightfield", "Heightfield": "heightfield"}
-_AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
-# canonical +Z → the prim's axis
-_AXIS_QUAT = {
-    "X": np.array([0.0, math.sqrt(0.5), 0.0, math.sqrt(0.5)]),  # +90° about Y
-    "Y": np.array([-math.sqrt(0.5), 0.0, 0.0, math.sqrt(0.5)]),  # −90° about X
-    "Z": np.array([0.0, 0.0, 0.0, 1.0]),
-}
-
-
-class _GeometryError(ValueError):
-    pass
-
 
 # ================================================================================================
 # Reading
@@ -165,159 +154,28 @@ class _Frame:
         return m @ conv
 
 
-def _decompose(m: np.ndarray, unit: float | None = None):
-    """Row-vector 4×4 → (translation, scales (3,), rows U (3×3, rows = local axes in world), det sign).
-
-    A scale within 1e-9 of ``unit`` (the stage's metres per unit: no authored scale) is taken
-    as exactly ``unit``, so rounding in the composed rotations does not leak into sizes.
-    """
-    a = m[:3, :3]
-    s = np.linalg.norm(a, axis=1)
-    if unit is not None:
-        s = np.where(np.abs(s / unit - 1.0) < 1e-9, unit, s)
-    if np.any(s < 1e-12 * max(1.0, s.max())):
-        raise _GeometryError("its transform collapses an axis (zero scale)")
-    u = a / s[:, None]
-    if not np.allclose(u @ u.T, np.eye(3), atol=1e-6):
-        raise _GeometryError("its transform is sheared (scale along axes that are not the prim's own); "
-                             "only per-axis scale is supported on primitives")
-    return m[3, :3].copy(), s, u, float(np.sign(np.linalg.det(u)))
-
-
-def _rigid_pose(m: np.ndarray) -> np.ndarray:
-    """Pose (7,) of the rigid part of a row-vector matrix (its rotation by polar decomposition)."""
-    a = m[:3, :3]
-    w, _, vt = np.linalg.svd(a)
-    q = w @ vt
-    if np.linalg.det(q) < 0:
-        q = -q
-    return np.concatenate([m[3, :3], matrix_to_quat(q.T)])
-
-
-def _close(a, b, tol=1e-6) -> bool:
-    return abs(a - b) <= tol * max(abs(a), abs(b))
-
-
 def _read_geometry(prim, m: np.ndarray, unit: float = 1.0):
     """(Geometry, world pose) of a geometry prim with world matrix ``m`` (hydro frame)."""
-    tn = prim.GetTypeName()
+    tn = str(prim.GetTypeName())
     if tn == "Mesh":
-        return _read_mesh(prim, m)
-    if tn not in _GEOMETRY_TYPES:
-        raise _GeometryError(f"a collider of type {tn or '(no type)'} is not supported: use Sphere, Cube, Capsule, "
-                             f"Cylinder, Cone, Mesh or Plane")
-    axis = "Z"
-    if tn in ("Capsule", "Capsule_1", "Cylinder", "Cylinder_1", "Cone", "Plane"):
-        axis = str(prim.GetAttribute("axis").Get() or "Z")
-        if axis not in _AXIS_INDEX:
-            raise _GeometryError(f"axis must be X, Y or Z, got {axis!r}")
-    t, s, u, sign = _decompose(m, unit=unit)
-    ai = _AXIS_INDEX[axis]
-    if sign < 0:  # a mirror: absorb it by a symmetry plane of the shape that contains its axis
-        u = u.copy()
-        u[(ai + 1) % 3] *= -1.0
-    q = matrix_to_quat(u.T)
-    pose = np.concatenate([t, q])
-    pose = pose_compose(pose, np.concatenate([np.zeros(3), _AXIS_QUAT[axis]]))
-    across = [s[k] for k in range(3) if k != ai]
-    along = s[ai]
+        mesh = UsdGeom.Mesh(prim)
+        return mesh_geometry(mesh.GetPointsAttr().Get(), mesh.GetFaceVertexCountsAttr().Get(),
+                             mesh.GetFaceVertexIndicesAttr().Get(), m, name=str(prim.GetPath()),
+                             left_handed=mesh.GetOrientationAttr().Get() == UsdGeom.Tokens.leftHanded)
+    axis = str(prim.GetAttribute("axis").Get() or "Z") if tn in AXIS_TYPES else "Z"
 
     def get(name):
         attr = prim.GetAttribute(name)
         v = attr.Get()
         if v is None:
-            raise _GeometryError(f"{tn} has no {name}")
-        return _shortest(v) if attr.GetTypeName().scalarType in _FLOAT32_TYPES else float(v)
+            raise GeometryError(f"{tn} has no {name}")
+        return shortest(v) if attr.GetTypeName().scalarType in _FLOAT32_TYPES else float(v)
 
-    try:
-        if tn == "Sphere":
-            r = get("radius")
-            if _close(s[0], s[1], 1e-9) and _close(s[0], s[2], 1e-9):
-                return Sphere(r * s[0]), pose
-            return Ellipsoid(tuple(r * s)), pose
-        if tn == "Cube":
-            return Box(tuple(get("size") * s)), pose
-        if tn == "Plane":
-            return Plane(), pose
-        if tn in ("Capsule_1", "Cylinder_1"):
-            rt, rb = get("radiusTop"), get("radiusBottom")
-            if not _close(rt, rb, 1e-9):
-                raise _GeometryError(f"{tn} with radiusTop {rt} != radiusBottom {rb} is not supported")
-            r = rt
-        else:
-            r = get("radius")
-        h = get("height")
-        if tn.startswith("Capsule"):
-            if not (_close(s[0], s[1]) and _close(s[0], s[2])):
-                raise _GeometryError(f"a Capsule needs a uniform scale (its caps must stay round), got {s.tolist()}")
-            return Capsule(r * s[0], h * s[0]), pose
-        if not _close(across[0], across[1]):
-            raise _GeometryError(f"a {tn} needs equal scales across its axis {axis} (a round cross-section), "
-                                 f"got {s.tolist()}")
-        if tn.startswith("Cylinder"):
-            return Cylinder(r * across[0], h * along), pose
-        return Cone(r * across[0], h * along), pose
-    except _GeometryError:
-        raise
-    except ValueError as exc:
-        raise _GeometryError(f"{tn}: {exc}") from None
-
-
-def _read_mesh(prim, m: np.ndarray):
-    mesh = UsdGeom.Mesh(prim)
-    path = str(prim.GetPath())
-    pts = mesh.GetPointsAttr().Get()
-    counts = mesh.GetFaceVertexCountsAttr().Get()
-    idx = mesh.GetFaceVertexIndicesAttr().Get()
-    if pts is None or counts is None or idx is None or len(pts) == 0 or len(counts) == 0:
-        raise _GeometryError("a Mesh collider needs points, faceVertexCounts and faceVertexIndices")
-    pts = np.array(pts, dtype=float).reshape(-1, 3)
-    counts = np.array(counts, dtype=np.int64)
-    idx = np.array(idx, dtype=np.int64)
-    if counts.sum() != len(idx):
-        raise _GeometryError(f"faceVertexCounts add up to {counts.sum()} but there are {len(idx)} faceVertexIndices")
-    if np.any(counts < 3):
-        raise _GeometryError("every face needs at least 3 vertices")
-    tris = []
-    start = 0
-    for c in counts:  # fan triangulation
-        f = idx[start:start + c]
-        tris.extend((f[0], f[k], f[k + 1]) for k in range(1, c - 1))
-        start += c
-    faces = np.array(tris, dtype=np.int64)
-    a = m[:3, :3]
-    if abs(np.linalg.det(a)) < 1e-300:
-        raise _GeometryError("its transform collapses an axis (zero scale)")
-    pose = _rigid_pose(m)
-    r_row = quat_to_matrix(pose[3:]).T
-    verts = pts @ a @ r_row.T
-    flip = (np.linalg.det(a) < 0) != (mesh.GetOrientationAttr().Get() == UsdGeom.Tokens.leftHanded)
-    if flip:
-        faces = faces[:, [0, 2, 1]]
-    try:
-        return Mesh(verts, faces, name=path), pose
-    except ValueError as exc:
-        raise _GeometryError(str(exc)) from None
+    return primitive_geometry(tn, m, unit, axis, get)
 
 
 def _schemas(prim) -> tuple:
     return tuple(str(s) for s in prim.GetPrimTypeInfo().GetAppliedAPISchemas())
-
-
-def _shortest(x: float) -> float:
-    """A 32-bit float as the shortest decimal that reads back to it (``0.05f`` → 0.05), so
-    values authored as text load exactly as written."""
-    return float(str(np.float32(x)))
-
-
-def _plain32(v):
-    if isinstance(v, float):
-        return _shortest(v)
-    if isinstance(v, tuple):
-        return tuple(_shortest(x) for x in v)
-    if isinstance(v, list):
-        return [_plain32(x) for x in v]
-    return v
 
 
 def _authored(prim) -> dict:
@@ -329,20 +187,9 @@ def _authored(prim) -> dict:
             value = _plain(attr.Get())
             scalar = attr.GetTypeName().scalarType
             if scalar in _FLOAT32_TYPES:
-                value = _plain32(value)
+                value = plain32(value)
             out[name] = value
     return out
-
-
-class _Scene:
-    """Everything read from a stage, as plain data, before the builder sees it."""
-
-    def __init__(self):
-        self.records = []  # PrimRecord per relevant prim
-        self.bodies = []  # dicts
-        self.shapes = []  # dicts
-        self.articulations = []
-        self.env_origins = {}
 
 
 def _material(prim, frame):
@@ -355,8 +202,8 @@ def _material(prim, frame):
     if "PhysicsMaterialAPI" not in _schemas(mp):
         return None
     pm = UsdPhysics.MaterialAPI(mp)
-    density = _shortest(pm.GetDensityAttr().Get() or 0.0)
-    return (_shortest(pm.GetStaticFrictionAttr().Get() or 0.0), _shortest(pm.GetDynamicFrictionAttr().Get() or 0.0),
+    density = shortest(pm.GetDensityAttr().Get() or 0.0)
+    return (shortest(pm.GetStaticFrictionAttr().Get() or 0.0), shortest(pm.GetDynamicFrictionAttr().Get() or 0.0),
             density * frame.kpu / frame.mpu**3 if density > 0 else None)
 
 
@@ -364,7 +211,7 @@ def read_records(stage_or_path):
     """(records, scene): the :class:`~hydro.scene.validate.PrimRecord` s and the extracted scene data."""
     stage = stage_or_path if isinstance(stage_or_path, Usd.Stage) else _open(stage_or_path)
     frame = _Frame(stage)
-    scene = _Scene()
+    scene = SceneData()
     body_prims = {}
     relevant = set(rules.COLLISION_APIS) | {rules.RIGID_BODY_API, rules.MASS_API, rules.NEWTON_MASS_API,
                                             rules.ARTICULATION_ROOT_API}
@@ -381,24 +228,23 @@ def read_records(stage_or_path):
         tn = str(prim.GetTypeName())
         attrs = _authored(prim)
         is_joint = tn.startswith("Physics") and tn.endswith("Joint")
+        if is_env_prim(path):
+            scene.env_origins[env_of(path)] = frame.world(prim)[3, :3]
         if not (set(schemas) & relevant) and not any(k.startswith("newton:") for k in attrs) and not is_joint:
-            if _is_env_prim(path):
-                scene.env_origins[int(path.rsplit("_", 1)[1])] = frame.world(prim)[3, :3]
             continue
-        if _is_env_prim(path):
-            scene.env_origins[int(path.rsplit("_", 1)[1])] = frame.world(prim)[3, :3]
         rec = rules.PrimRecord(path=path, type_name=tn, xformable=prim.IsA(UsdGeom.Xformable), schemas=schemas,
                                attributes=attrs)
         scene.records.append(rec)
         if rules.ARTICULATION_ROOT_API in schemas:
             scene.articulations.append(path)
         if path in body_prims:
-            scene.bodies.append(_read_body(prim, attrs, schemas, frame))
+            scene.bodies.append(body_values(path, frame.world(prim), frame.world(prim.GetParent()), attrs, schemas,
+                                            kpu=frame.kpu, mpu=frame.mpu))
         collider = bool(set(schemas) & set(rules.COLLISION_APIS)) and attrs.get("physics:collisionEnabled", True) is not False
         if not collider:
             continue
         rec.collider = True
-        rec.geometry_kind = _KIND_OF_TYPE.get(tn)
+        rec.geometry_kind = KIND_OF_TYPE.get(tn)
         body = prim
         while body and not body.IsPseudoRoot() and str(body.GetPath()) not in body_prims:
             body = body.GetParent()
@@ -406,7 +252,7 @@ def read_records(stage_or_path):
         values = rules.shape_values(attrs)
         try:
             geometry, world_pose = _read_geometry(prim, frame.world(prim), frame.mpu)
-        except _GeometryError as exc:
+        except GeometryError as exc:
             rec.geometry_error = str(exc)
             continue
         if isinstance(geometry, Mesh) and (values["hydroelastic"] is True or rules.SDF_COLLISION_API in schemas):
@@ -414,86 +260,9 @@ def read_records(stage_or_path):
                 geometry.check_watertight()
             except ValueError as exc:
                 rec.watertight_error = str(exc)
-        scene.shapes.append(_read_shape(prim, attrs, schemas, values, geometry, world_pose, rec.body, frame))
+        scene.shapes.append(collider_values(path, attrs, schemas, values, geometry, world_pose, rec.body,
+                                            _material(prim, frame), kpu=frame.kpu, mpu=frame.mpu))
     return scene.records, scene
-
-
-def _is_env_prim(path: str) -> bool:
-    head, _, tail = path.rpartition("/env_")
-    return head == ENVS_ROOT and tail.isdigit()
-
-
-def _number(attrs, name, default=0.0):
-    """An authored finite number, else ``default`` (bad values are the validator's to report)."""
-    v = attrs.get(name, default)
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-    return float(v) if ok else default
-
-
-def _vector(attrs, name, n=3):
-    """An authored vector of ``n`` finite numbers as an array, else None."""
-    v = attrs.get(name)
-    if isinstance(v, (tuple, list)) and len(v) == n and all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v):
-        return np.array(v, dtype=float)
-    return None
-
-
-def _read_body(prim, attrs, schemas, frame) -> dict:
-    m = frame.world(prim)
-    pose = _rigid_pose(m)
-    parent = frame.world(prim.GetParent())
-    pu = parent[:3, :3] / np.linalg.norm(parent[:3, :3], axis=1)[:, None]
-    zero = np.zeros(3)
-    v = (_vector(attrs, "physics:velocity") if "physics:velocity" in attrs else zero)
-    w = (_vector(attrs, "physics:angularVelocity") if "physics:angularVelocity" in attrs else zero)
-    v = (zero if v is None else v) @ parent[:3, :3]
-    w = np.radians(zero if w is None else w) @ pu
-    kpu, mpu = frame.kpu, frame.mpu
-    mass = _number(attrs, "physics:mass")
-    density = _number(attrs, "physics:density")
-    com = _vector(attrs, "physics:centerOfMass")
-    if com is not None:
-        try:  # the body prim's own per-axis scale (and the stage units) apply to its centre of mass
-            _, scale, _, _ = _decompose(m, unit=frame.mpu)
-            com = np.asarray(com, dtype=float) * scale
-        except _GeometryError:  # a sheared body frame: go through the whole matrix
-            com_world = np.append(np.asarray(com, dtype=float), 1.0) @ m
-            com = quat_rotate(pose_inverse(pose)[3:], com_world[:3] - pose[:3])
-    else:
-        com = None
-    inertia = None
-    six = _vector(attrs, "newton:inertia", 6) if rules.NEWTON_MASS_API in schemas else None
-    diag = _vector(attrs, "physics:diagonalInertia")
-    if six is not None:
-        ixx, iyy, izz, ixy, ixz, iyz = six
-        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]) * kpu * mpu**2
-    elif diag is not None and diag.max() > 0:
-        q = _vector(attrs, "physics:principalAxes", 4)
-        n = 0.0 if q is None else np.linalg.norm(q)
-        rot = quat_to_matrix(q / n) if n > 0 else np.eye(3)
-        inertia = rot @ np.diag(diag) @ rot.T * kpu * mpu**2
-    return dict(path=str(prim.GetPath()), pose=pose, mass=mass * kpu if mass > 0 else None,
-                density=density * kpu / mpu**3 if density > 0 else None, com=com, inertia=inertia,
-                velocity=v, angular_velocity=w, kinematic=attrs.get("physics:kinematicEnabled", False) is True)
-
-
-def _read_shape(prim, attrs, schemas, values, geometry, world_pose, body, frame) -> dict:
-    kpu, mpu = frame.kpu, frame.mpu
-    density = None
-    if rules.MASS_API in schemas:
-        if _number(attrs, "physics:density") > 0:
-            density = _number(attrs, "physics:density") * kpu / mpu**3
-        elif _number(attrs, "physics:mass") > 0 and geometry.volumetric and geometry.volume() > 0:
-            density = _number(attrs, "physics:mass") * kpu / geometry.volume()
-    friction = (DEFAULT_FRICTION, DEFAULT_FRICTION)
-    mat = _material(prim, frame)
-    if mat is not None:
-        friction = mat[:2]
-        if density is None:
-            density = mat[2]
-    return dict(path=str(prim.GetPath()), geometry=geometry, world_pose=world_pose, body=body, values=values,
-                friction=friction, density=density, sdf_collision=rules.SDF_COLLISION_API in schemas)
 
 
 def validate_usd(path) -> list:
@@ -502,16 +271,12 @@ def validate_usd(path) -> list:
     return rules.validate_records(records)
 
 
-def _as_float(v):
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-
-
 def load_usd(path, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACING, build_sdfs: bool = True) -> Model:
     """Load a USD scene into a :class:`~hydro.scene.model.Model` (rules in the module docstring).
 
     A scene with ERROR findings is refused with a ``ValueError`` carrying the finding lines;
     WARNING findings are issued as :class:`SceneWarning`. ``num_envs``/``env_spacing``: see
-    :mod:`hydro.scene.model` (replication of ``/World/envs/env_0``).
+    :mod:`hydro.scene.replicate` (replication of ``/World/envs/env_0``).
     """
     records, scene = read_records(path)
     findings = rules.validate_records(records)
@@ -520,36 +285,7 @@ def load_usd(path, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACIN
         raise ValueError(f"{os.fspath(path)}: {len(errors)} error(s) in the scene:\n" + rules.format_findings(errors))
     for f in findings:
         warnings.warn(str(f), SceneWarning, stacklevel=2)
-    builder = ModelBuilder()
-    index = {}
-    for b in scene.bodies:
-        index[b["path"]] = builder.add_body(b["path"], b["pose"], mass=b["mass"], density=b["density"], com=b["com"],
-                                            inertia=b["inertia"], velocity=b["velocity"],
-                                            angular_velocity=b["angular_velocity"], kinematic=b["kinematic"])
-    for s in scene.shapes:
-        v = s["values"]
-        body = index[s["body"]] if s["body"] is not None else -1
-        if body >= 0:
-            local = pose_compose(pose_inverse(scene.bodies[body]["pose"]), s["world_pose"])
-        else:
-            local = s["world_pose"]
-        settings = SDFSettings(max_resolution=v["max_resolution"], target_voxel_size=_as_float(v["target_voxel_size"]),
-                               narrow_band_inner=float(v["narrow_band_inner"]),
-                               narrow_band_outer=float(v["narrow_band_outer"]), padding=_as_float(v["padding"]),
-                               texture_format=v["texture_format"])
-        builder.add_shape(s["path"], s["geometry"], body=body, local_pose=local, hydroelastic=v["hydroelastic"],
-                          stiffness=_number({"k": v["stiffness"]}, "k", DEFAULT_STIFFNESS), sdf=settings, margin=float(v["margin"]),
-                          gap=float(v["gap"]), static_friction=s["friction"][0], dynamic_friction=s["friction"][1],
-                          density=s["density"], sdf_collision=s["sdf_collision"])
-    for root in scene.articulations:
-        builder.add_articulation(root)
-    for env, origin in scene.env_origins.items():
-        builder.set_env_origin(env, origin)
-    return builder.finalize(num_envs=num_envs, env_spacing=env_spacing, build_sdfs=build_sdfs)
-
-
-#: m/s², the gravity of a stage without a ``PhysicsScene`` (and USD's "earth gravity").
-EARTH_GRAVITY = 9.81
+    return build_model(scene, num_envs=num_envs, env_spacing=env_spacing, build_sdfs=build_sdfs)
 
 
 def read_gravity(path) -> np.ndarray:
@@ -566,16 +302,8 @@ def read_gravity(path) -> np.ndarray:
         if not prim.IsA(UsdPhysics.Scene):
             continue
         scene = UsdPhysics.Scene(prim)
-        d = scene.GetGravityDirectionAttr().Get()
-        mag = scene.GetGravityMagnitudeAttr().Get()
-        direction = np.zeros(3) if d is None else frame.rot @ np.array([float(v) for v in d])
-        norm = float(np.linalg.norm(direction))
-        direction = np.array([0.0, 0.0, -1.0]) if norm == 0.0 else direction / norm
-        if mag is None or not math.isfinite(float(mag)) or float(mag) < 0.0:
-            magnitude = EARTH_GRAVITY
-        else:
-            magnitude = _shortest(float(mag)) * frame.mpu
-        return magnitude * direction
+        return gravity_vector(scene.GetGravityDirectionAttr().Get(), scene.GetGravityMagnitudeAttr().Get(),
+                              rot=frame.rot, mpu=frame.mpu)
     return np.array([0.0, 0.0, -EARTH_GRAVITY])
 
 
@@ -632,74 +360,6 @@ def _write_geometry(stage, path, geometry):
     raise ValueError(f"shape {path}: a {geometry.kind_name} cannot be written to USD")
 
 
-def _write_geometry_scale(geometry):
-    """The scale op :func:`_write_geometry` writes for ``geometry`` (None: none)."""
-    if isinstance(geometry, Ellipsoid):
-        return geometry.radii
-    if isinstance(geometry, Box) and not geometry.size[0] == geometry.size[1] == geometry.size[2]:
-        return geometry.size
-    return None
-
-
-def _prim_order(sequences) -> list:
-    """Every prim path of ``sequences`` and their ancestors (below /World), in an order to define
-    them so that a depth-first traversal of the stage meets each sequence's paths in its order
-    (when the sequences allow it; otherwise in order of first appearance)."""
-    children = {}  # parent → its children, in order of first appearance
-    before = {}  # parent → {(child a, child b)}: subtree a must come before subtree b
-    first = {}
-
-    def chain(path):
-        parts = path.split("/")
-        return ["/".join(parts[:k]) for k in range(2, len(parts) + 1)]  # /World, /World/x, ...
-
-    for seq in sequences:
-        for p in seq:
-            c = chain(p)
-            for parent, child in zip(["/"] + c[:-1], c):
-                if child not in first:
-                    first[child] = len(first)
-                    children.setdefault(parent, []).append(child)
-        for a, b in zip(seq, seq[1:]):
-            ca, cb = chain(a), chain(b)
-            k = 0
-            while k < min(len(ca), len(cb)) and ca[k] == cb[k]:
-                k += 1
-            if k < len(ca) and k < len(cb):  # neither is an ancestor of the other
-                parent = ca[k - 1] if k > 0 else "/"
-                before.setdefault(parent, set()).add((ca[k], cb[k]))
-
-    out = []
-
-    def visit(node):
-        kids = list(children.get(node, []))
-        edges = before.get(node, set())
-        while kids:  # topological order, ties (and cycles) broken by first appearance
-            free = [c for c in kids if not any(b == c and a in kids for a, b in edges)]
-            nxt = min(free or kids, key=first.get)
-            kids.remove(nxt)
-            out.append(nxt)
-            visit(nxt)
-
-    visit("/")
-    return [p for p in out if p != "/World"]
-
-
-def _is_strictly_under(path: str, root: str) -> bool:
-    return path.startswith(root + "/")
-
-
-def _nearest(path, known: dict):
-    """The nearest strict ancestor of ``path`` in ``known`` (or None)."""
-    p = path
-    while True:
-        p = p.rsplit("/", 1)[0]
-        if not p:
-            return None
-        if p in known:
-            return p
-
-
 def save_usd(model: Model, path) -> None:
     """Write ``model`` to a ``.usda``/``.usd`` file (see the module docstring)."""
     path = os.fspath(path)
@@ -707,53 +367,19 @@ def save_usd(model: Model, path) -> None:
     UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
     UsdGeom.SetStageMetersPerUnit(stage, 1.0)
     UsdPhysics.SetStageKilogramsPerUnit(stage, 1.0)
-    world = UsdGeom.Xform.Define(stage, "/World").GetPrim()
+    world = UsdGeom.Xform.Define(stage, WORLD_ROOT).GetPrim()
     stage.SetDefaultPrim(world)
 
-    poses = {}  # path → world pose of prims whose transform is written
-    env_ids = sorted({int(m.split("/")[3][4:]) for m in model.body_path + model.shape_path + list(model.articulations)
-                      if m.startswith(ENVS_ROOT + "/env_")})
-    for e in env_ids:
-        p = f"{ENVS_ROOT}/env_{e}"
-        pose = np.concatenate([model.env_origins[e] if e < model.num_envs else np.zeros(3), [0.0, 0.0, 0.0, 1.0]])
-        poses[p] = pose
-    body_of_path = {p: i for i, p in enumerate(model.body_path)}
-    for i, p in enumerate(model.body_path):
-        poses[p] = model.body_q0[i]
-    world_shape = model.shape_world_poses()
-    for i, p in enumerate(model.shape_path):
-        if p in body_of_path:
-            if not np.allclose(model.shape_local_pose[i], IDENTITY, atol=1e-12):
-                raise ValueError(f"shape {p} shares its prim with a body, so its local pose must be the identity")
-            continue
-        poses[p] = world_shape[i]
-    shape_of_path = {p: i for i, p in enumerate(model.shape_path)}
-
-    # the body each shape must find as its nearest rigid-body ancestor
-    for i, p in enumerate(model.shape_path):
-        b = model.shape_body[i]
-        owner = p if p in body_of_path else _nearest(p, body_of_path)
-        want = model.body_path[b] if b >= 0 else None
-        if owner != want:
-            raise ValueError(f"shape {p} belongs to {'body ' + want if want else 'no body (static)'} but its prim path "
-                             f"is {'under body ' + owner if owner else 'not under that body'}: in USD a collider "
-                             f"belongs to its nearest rigid-body ancestor")
-
-    scaled = {p for p, i in shape_of_path.items() if _write_geometry_scale(model.shape_geometry[i]) is not None}
-    envs = [f"{ENVS_ROOT}/env_{e}" for e in env_ids]
-    order = _prim_order([list(model.body_path), list(model.shape_path), list(model.articulations), envs])
-    for p in order:
-        for s in scaled:
-            if _is_strictly_under(p, s):
-                raise ValueError(f"prim {p} is under shape {s}, whose scale would apply to it")
-    for p in order:
+    plan = write_plan(model)
+    poses, scaled, shape_of_path = plan.poses, plan.scaled, plan.shape_of_path
+    for p in plan.order:
         scale = None
         if p in shape_of_path:
             prim, scale = _write_geometry(stage, p, model.shape_geometry[shape_of_path[p]])
         else:
             prim = UsdGeom.Xform.Define(stage, p).GetPrim()
         if p in poses:
-            parent = _nearest(p, poses)
+            parent = nearest_ancestor(p, poses)
             local = poses[p] if parent is None else pose_compose(pose_inverse(poses[parent]), poses[p])
             _set_xform(prim, local, scale)
 
@@ -761,7 +387,7 @@ def save_usd(model: Model, path) -> None:
         prim = stage.GetPrimAtPath(p)
         rb = UsdPhysics.RigidBodyAPI.Apply(prim)
         rb.CreateKinematicEnabledAttr(bool(model.body_kinematic[i]))
-        parent = _nearest(p, poses)
+        parent = nearest_ancestor(p, poses)
         q_parent = poses[parent][3:] if parent is not None else np.array([0.0, 0.0, 0.0, 1.0])
         q_inv = np.concatenate([-q_parent[:3], q_parent[3:]])
         v = quat_rotate(q_inv, model.body_qd0[i, :3])
@@ -772,7 +398,7 @@ def save_usd(model: Model, path) -> None:
         mass.CreateMassAttr(float(model.body_mass[i]))
         com = model.body_com[i]
         if p in shape_of_path and p in scaled:  # the prim's own scale applies to its centre of mass
-            com = com / np.asarray(_write_geometry_scale(model.shape_geometry[shape_of_path[p]]))
+            com = com / np.asarray(write_geometry_scale(model.shape_geometry[shape_of_path[p]]))
         mass.CreateCenterOfMassAttr(Gf.Vec3f(*map(float, com)))
         tensor = model.body_inertia[i]
         evals, evecs = np.linalg.eigh(tensor)
@@ -787,7 +413,7 @@ def save_usd(model: Model, path) -> None:
             Vt.DoubleArray([float(x) for x in six]))
 
     materials = {}
-    material_root = "/World/PhysicsMaterials"
+    material_root = WORLD_ROOT + "/PhysicsMaterials"
     for i, p in enumerate(model.shape_path):
         prim = stage.GetPrimAtPath(p)
         UsdPhysics.CollisionAPI.Apply(prim)

@@ -41,8 +41,12 @@ A finding prints as ``CODE SEVERITY PRIM_PATH: message``. The codes are stable:
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
+
+from .paths import env_of
+
+#: The env of a prim path (:func:`hydro.scene.paths.env_of`), under its old name.
+env_of_path = env_of
 
 ERROR = "ERROR"
 WARNING = "WARNING"
@@ -99,8 +103,6 @@ ARTICULATION_ROOT_API = "PhysicsArticulationRootAPI"
 
 #: Geometry kinds that can never be hydroelastic.
 NON_VOLUMETRIC = ("plane", "heightfield")
-
-_ENV_RE = re.compile(r"^/World/envs/env_(\d+)(?:/|$)")
 
 
 @dataclass(frozen=True)
@@ -165,12 +167,6 @@ def _is_number(v) -> bool:
 
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
-
-
-def env_of_path(path: str) -> int | None:
-    """The env index of a prim path under ``/World/envs/env_<i>``, or None (global)."""
-    m = _ENV_RE.match(path)
-    return int(m.group(1)) if m else None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -310,7 +306,7 @@ def _can_pair(a: PrimRecord, b: PrimRecord) -> bool:
         return False
     if a.body is not None and a.body == b.body:
         return False
-    ea, eb = env_of_path(a.path), env_of_path(b.path)
+    ea, eb = env_of(a.path), env_of(b.path)
     return ea is None or eb is None or ea == eb
 
 

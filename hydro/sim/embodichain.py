@@ -23,7 +23,8 @@ UIDs
 
 Contacts and slots
     ``update()`` reads the contacts that carried force in the last solver sub-step of the
-    latest physics step. A contact is reported when both of its actors are monitored
+    latest physics step (the simulation hands the sensor every step's contacts: ``on_step``,
+    :mod:`hydro.sim.sensing`; the sensor never reads the simulation back). A contact is reported when both of its actors are monitored
     (``filter_need_both_actor=True``) or either is (False). Per env, reported contacts fill
     slots 0, 1, … in the pipeline's order (``is_valid`` is a prefix); slots past the last are
     zero. More contacts than ``max_contacts_per_env``: the first ones are kept, the rest are
@@ -48,13 +49,13 @@ Actor ids (``user_ids``)
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .simulation import actor_table
+from ..scene.paths import actor_table, relative_name
+from .sensing import ContactFrame
 
 __all__ = ["ContactSensorCfg", "ArticulationContactFilterCfg", "ContactSensor", "ContactActorInfo",
            "ContactCapabilities", "ContactPointVisibility"]
@@ -137,13 +138,6 @@ class ContactPointVisibility:
     env_ids: tuple | None
 
 
-def _relative(path: str) -> str:
-    m = re.match(r"^/World/envs/env_\d+/(.*)$", path)
-    if m:
-        return m.group(1)
-    return path[len("/World/"):] if path.startswith("/World/") else path.lstrip("/")
-
-
 class ContactSensor:
     """Per-contact report of the monitored actors (see the module docstring)."""
 
@@ -152,18 +146,20 @@ class ContactSensor:
             raise ValueError(f"this ContactSensor needs a hydro.sim.embodichain.ContactSensorCfg, "
                              f"got {type(cfg).__name__}")
         self.cfg = cfg
-        self.sim = sim
         model = sim.model
+        self._dt = float(sim.physics_dt)
+        self._frame = ContactFrame.empty()  # the last sub-step of the latest physics step
+        self._stale = False  # stepped since the last update()
         self._paths, self._envs, self._actor_of_shape = actor_table(model)
         A = len(self._paths)
         B = model.body_count
-        uids = [_relative(p) for p in self._paths]
+        uids = [relative_name(p) for p in self._paths]
         names = [p.rsplit("/", 1)[-1] for p in self._paths]
         link_of = [None] * A
         art_of = [None] * A
         art_uids = {}
         for root, members in model.articulations.items():
-            ru = _relative(root)
+            ru = relative_name(root)
             art_uids.setdefault(ru, []).append(root)
             for b in members:
                 link_of[b] = names[b]
@@ -195,7 +191,6 @@ class ContactSensor:
         self.required_contacts = np.zeros(self._E, np.int64)
         self.total_overflow = 0
         self._warned = False
-        self._updated_at = None
         self._data = self._empty()
 
     @staticmethod
@@ -252,8 +247,8 @@ class ContactSensor:
 
     def update(self, **kwargs) -> None:
         """Refresh the report from the contacts of the latest physics step."""
-        frame = self.sim.last_frame
-        dt = self.sim.physics_dt
+        frame = self._frame
+        dt = self._dt
         a0 = self._actor_of_shape[frame.shape_a]
         a1 = self._actor_of_shape[frame.shape_b]
         m0, m1 = self._monitored[a0], self._monitored[a1]
@@ -289,11 +284,11 @@ class ContactSensor:
                           f"ContactSensorCfg.max_contacts_per_env to at least {int(counts.max())}",
                           RuntimeWarning, stacklevel=2)
         self._data = d
-        self._updated_at = self.sim.step_count
+        self._stale = False
 
     def get_data(self) -> dict:
         """The report: a dict of NumPy arrays (see the module docstring), updated first if stale."""
-        if self._updated_at != self.sim.step_count:
+        if self._stale:
             self.update()
         return {k: v.copy() for k, v in self._data.items()}
 
@@ -340,20 +335,18 @@ class ContactSensor:
         return np.concatenate(pts) if pts else np.zeros((0, 3))
 
     def reset(self, env_ids=None) -> None:
-        """Clear the report of ``env_ids`` (default all)."""
+        """Clear the report of ``env_ids`` (default all), and forget their contacts."""
         envs = np.arange(self._E) if env_ids is None else np.asarray(env_ids, dtype=np.int64).reshape(-1)
+        self._frame = self._frame.without_envs(envs)
         empty = self._empty()
         for k in self._data:
             self._data[k][envs] = empty[k][envs]
         self.overflow_count[envs] = 0
         self.required_contacts[envs] = 0
 
-    # the simulation's per-step hooks: this sensor reads the latest contacts on update()
-    def _begin_step(self):
-        pass
-
-    def _accumulate(self, frame, weight):
-        pass
-
-    def _end_step(self):
-        pass
+    def on_step(self, frames, state, step: int, dt: float) -> None:
+        """Take in one physics step (:mod:`hydro.sim.sensing`): keep its last sub-step's contacts
+        for the next :meth:`update` (or :meth:`get_data`)."""
+        self._frame = frames[-1]
+        self._dt = float(dt)
+        self._stale = True

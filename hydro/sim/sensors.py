@@ -2,7 +2,8 @@
 
 A :class:`ContactSensor` is made by ``sim.add_sensor(ContactSensorCfg(...))`` and updates every
 physics step of its :class:`~hydro.sim.simulation.Simulation` from then on, whether or not anybody
-reads it (reads are never lazy, so a history never skips a step).
+reads it (reads are never lazy, so a history never skips a step): the simulation hands it each
+step's contacts (``on_step``, :mod:`hydro.sim.sensing`); it never reads the simulation back.
 
 Shapes: E envs, S sensor bodies per env, F filter columns, H = max(history_length, 1).
 
@@ -55,7 +56,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .simulation import actor_table, expand_expr
+from ..scene.paths import actor_table, env_relative, expand_expr
+from .sensing import rows_sum
 
 __all__ = ["ContactSensorCfg", "ContactSensor", "ContactSensorData"]
 
@@ -167,16 +169,19 @@ class ContactSensorData:
 class ContactSensor:
     """Contact forces on sensor bodies, batched over envs (see the module docstring).
 
-    Made by ``sim.add_sensor(cfg)``. ``data`` is the latest :class:`ContactSensorData`.
+    Made by ``sim.add_sensor(cfg)``, which reads the simulation's model, physics step and state
+    once; from then on the simulation drives it through :meth:`on_step`. ``data`` is the latest
+    :class:`ContactSensorData`.
     """
 
     def __init__(self, cfg: ContactSensorCfg, sim):
         if not isinstance(cfg, ContactSensorCfg):
             raise ValueError(f"ContactSensor needs a hydro.sim.sensors.ContactSensorCfg, got {type(cfg).__name__}")
         self.cfg = cfg
-        self.sim = sim
         self.debug_vis = bool(cfg.debug_vis)
         model = sim.model
+        self._model = model
+        self._state = sim.state  # the latest state handed in (for the viewer's markers)
         self._dt = float(sim.physics_dt)
         self._resolve(model)
         self._period_steps = 0 if cfg.update_period == 0 else max(1, math.ceil(cfg.update_period / self._dt - 1e-9))
@@ -204,14 +209,9 @@ class ContactSensor:
         S = len(per_env[0])
         if S == 0:
             raise ValueError(f"ContactSensor: {what} matches no {'collider shape' if self._shape_level else 'body'}")
-
-        def rel(p):
-            m = re.match(r"^/World/envs/env_\d+(/.*)$", p)
-            return m.group(1) if m else p
-
-        names0 = [rel(cand_paths[i]) for i in per_env[0]]
+        names0 = [env_relative(cand_paths[i]) for i in per_env[0]]
         for e in range(1, E):
-            names = [rel(cand_paths[i]) for i in per_env[e]]
+            names = [env_relative(cand_paths[i]) for i in per_env[e]]
             if names != names0:
                 raise ValueError(f"ContactSensor: {what} matches {names0} in env 0 but {names} in env {e}; "
                                  f"every env must have the same sensor bodies")
@@ -367,24 +367,33 @@ class ContactSensor:
         """What the viewer draws when ``debug_vis`` is on: ``position`` (E,S,3) of each sensor
         body (its frame origin, or the shape's), ``in_contact`` (E,S) bool and ``force``
         (E,S,3) the net force, for the latest published sample."""
-        model = self.sim.model
+        model, state = self._model, self._state
         if self._shape_level:
-            poses = model.shape_world_poses(self.sim.state)
+            poses = model.shape_world_poses(state)
             pos = np.array([[poses[i, :3] for i in self._elements[e]] for e in range(self._E)])
         else:
             B = model.body_count
-            shape_pose = model.shape_world_poses(self.sim.state)
+            shape_pose = model.shape_world_poses(state)
             static_shapes = np.flatnonzero(np.asarray(model.shape_body) < 0)
             pos = np.empty((self._E, self._S, 3))
             for e in range(self._E):
                 for s, a in enumerate(self._elements[e]):
-                    pos[e, s] = self.sim.state.body_q[a, :3] if a < B else shape_pose[static_shapes[a - B], :3]
+                    pos[e, s] = state.body_q[a, :3] if a < B else shape_pose[static_shapes[a - B], :3]
         normal = np.linalg.norm(self._data.net_normal_forces_w, axis=-1)
         return {"position": pos, "in_contact": normal > self.cfg.force_threshold,
                 "force": self._data.net_forces_w.copy()}
 
     # ------------------------------------------------------------------------------------------
-    # Driven by the simulation: _begin_step, _accumulate per sub-step, _end_step.
+    def on_step(self, frames, state, step: int, dt: float) -> None:
+        """Take in one physics step (:mod:`hydro.sim.sensing`): average its sub-steps' contacts,
+        latch every sub-step, and publish the envs that are due."""
+        self._state = state
+        self._begin_step()
+        weight = 1.0 / len(frames)
+        for frame in frames:
+            self._accumulate(frame, weight)
+        self._end_step()
+
     def _begin_step(self):
         E, S, F = self._E, self._S, self._F
         self._acc_n = np.zeros((E * S, 3))
@@ -411,19 +420,19 @@ class ContactSensor:
                 elem = (frame.env[keep].astype(np.int64) * S + slot[keep])
                 fn = sign * frame.normal_force[keep]
                 ft = sign * frame.friction_force[keep]
-                n_sub += _sum3(elem, fn, E * S)
-                t_sub += _sum3(elem, ft, E * S)
+                n_sub += rows_sum(elem, fn, E * S)
+                t_sub += rows_sum(elem, ft, E * S)
                 partner = other_shape[keep]
                 for f, col in enumerate(self._columns):
                     m = col[partner]
                     if not m.any():
                         continue
-                    self._acc_mn[f] += weight * _sum3(elem[m], fn[m], E * S)
-                    self._acc_mt[f] += weight * _sum3(elem[m], ft[m], E * S)
+                    self._acc_mn[f] += weight * rows_sum(elem[m], fn[m], E * S)
+                    self._acc_mt[f] += weight * rows_sum(elem[m], ft[m], E * S)
                     if self.cfg.track_contact_points:
                         w = fn_mag[keep][m]
                         self._acc_w[f] += weight * np.bincount(elem[m], weights=w, minlength=E * S)
-                        self._acc_p[f] += weight * _sum3(elem[m], w[:, None] * frame.point[keep][m], E * S)
+                        self._acc_p[f] += weight * rows_sum(elem[m], w[:, None] * frame.point[keep][m], E * S)
         self._acc_n += weight * n_sub
         self._acc_t += weight * t_sub
         # latch: every sub-step counts, whatever the update period
@@ -474,21 +483,14 @@ class ContactSensor:
         self._publish()
 
     def _publish(self):
-        F = self._F
         d = ContactSensorData()
-        d.net_normal_forces_w = self._n.copy()
-        d.net_friction_forces_w = self._t.copy()
-        d.net_forces_w = self._n + self._t
-        d.net_normal_forces_w_history = self._hist_n.copy()
-        d.net_friction_forces_w_history = self._hist_t.copy()
-        d.net_forces_w_history = self._hist_n + self._hist_t
-        if F:
-            d.normal_force_matrix_w = self._mn.copy()
-            d.friction_force_matrix_w = self._mt.copy()
-            d.force_matrix_w = self._mn + self._mt
-            d.normal_force_matrix_w_history = self._hist_mn.copy()
-            d.friction_force_matrix_w_history = self._hist_mt.copy()
-            d.force_matrix_w_history = self._hist_mn + self._hist_mt
+        d.net_normal_forces_w, d.net_friction_forces_w, d.net_forces_w = _with_total(self._n, self._t)
+        (d.net_normal_forces_w_history, d.net_friction_forces_w_history,
+         d.net_forces_w_history) = _with_total(self._hist_n, self._hist_t)
+        if self._F:
+            d.normal_force_matrix_w, d.friction_force_matrix_w, d.force_matrix_w = _with_total(self._mn, self._mt)
+            (d.normal_force_matrix_w_history, d.friction_force_matrix_w_history,
+             d.force_matrix_w_history) = _with_total(self._hist_mn, self._hist_mt)
             if self.cfg.track_contact_points:
                 d.contact_pos_w = self._pos.copy()
         if self.cfg.track_air_time:
@@ -505,9 +507,6 @@ class ContactSensor:
                 f"{self._S} bodies {self.body_names}, {self._F} filter columns)")
 
 
-def _sum3(index, values, n):
-    """Ordered per-bin sums of (K,3) rows (deterministic)."""
-    out = np.empty((n, 3))
-    for k in range(3):
-        out[:, k] = np.bincount(index, weights=values[:, k], minlength=n)
-    return out
+def _with_total(normal, friction):
+    """Fresh (normal, friction, normal + friction) arrays: how every force is published."""
+    return normal.copy(), friction.copy(), normal + friction

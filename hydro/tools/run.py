@@ -22,6 +22,7 @@ import time
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..scene.paths import env_of, env_relative, relative_name
 from ..sim.sensors import ContactSensorCfg
 from ..sim.simulation import Simulation
 from .plots import line_plot
@@ -34,8 +35,7 @@ def body_sensors(sim: Simulation):
     E = sim.num_envs
     groups = {}
     for b, path in enumerate(sim.model.body_path):
-        m = re.match(r"^/World/envs/env_\d+(/.*)$", path)
-        key = ("env", m.group(1)) if m else ("global", path)
+        key = ("env", env_relative(path)) if env_of(path) is not None else ("global", path)
         groups.setdefault(key, []).append(b)
     out = []
     for (kind, rel), members in groups.items():
@@ -43,7 +43,7 @@ def body_sensors(sim: Simulation):
             continue  # not one body per env (a body outside /World/envs lives in env 0 only)
         expr = "{ENV_REGEX_NS}" + re.escape(rel) if kind == "env" else re.escape(rel)
         sensor = sim.add_sensor(ContactSensorCfg(prim_path=expr, track_air_time=True))
-        name = rel[len("/World/"):] if kind == "global" and rel.startswith("/World/") else rel.lstrip("/")
+        name = relative_name(sim.model.body_path[members[0]])
         out.append((name, sensor))
     return out
 
