@@ -23,6 +23,7 @@ from . import validate as _rules
 from ..geometry import Geometry, Mesh
 from ..sdf import SDFPack, SDFSettings, build_sdf
 from ..transforms import IDENTITY_POSE, check_poses, pose_compose
+from .material import MATERIAL_COUNT, ShapeMaterial, material_row
 from .mass import DEFAULT_DENSITY, body_mass_properties, check_inertia, inverse_mass_properties, mass_properties
 from .paths import ENVS_ROOT, is_under
 from .replicate import env_grid, replicate
@@ -95,7 +96,12 @@ class Model:
     | ``shape_stiffness`` | (S,) | ``newton:hydroelasticStiffness`` k | N/m³ |
     | ``shape_margin`` | (S,) | ``newton:contactMargin``, outward inflation | m |
     | ``shape_gap`` | (S,) | ``newton:contactGap``, extra distance for early contacts | m |
-    | ``shape_friction`` | (S,2) | (static, dynamic) friction coefficients | |
+    | ``shape_friction`` | (S,2) | (static, dynamic) friction coefficients (= ``shape_material[:, :2]``) | |
+    | ``shape_material`` | (S, M) | resolved contact material, columns ``MAT_*`` of :mod:`~hydro.scene.material` | |
+    | ``shape_collision_enabled`` | bool (S,) | ``physics:collisionEnabled``; False: collides with nothing | |
+    | ``shape_collision_group`` | int32 (S,) | the shape's collision-group set (0: in no group) | |
+    | ``collision_group_mask`` | bool (C,C) | whether shapes of group sets i and j may collide | |
+    | ``filtered_shape_pairs`` | int32 (K,2) | shape pairs (a < b, sorted) that never collide | |
     | ``shape_sdf_collision`` | bool (S,) | carries NewtonSDFCollisionAPI (wants an SDF) | |
     | ``shape_sdf_settings`` | list[SDFSettings] (S) | the ``newton:sdf*`` settings | |
     | ``shape_sdf`` | int32 (S,) | index into ``sdfs`` and ``sdf_specs``, −1 when the shape has none | |
@@ -130,6 +136,11 @@ class Model:
     shape_margin: np.ndarray
     shape_gap: np.ndarray
     shape_friction: np.ndarray
+    shape_material: np.ndarray
+    shape_collision_enabled: np.ndarray
+    shape_collision_group: np.ndarray
+    collision_group_mask: np.ndarray
+    filtered_shape_pairs: np.ndarray
     shape_sdf_collision: np.ndarray
     shape_sdf_settings: list
     shape_sdf: np.ndarray
@@ -161,6 +172,31 @@ class Model:
         """Indices (int32) of the bodies whose prim path fully matches the regular expression."""
         rx = re.compile(pattern)
         return np.array([i for i, p in enumerate(self.body_path) if rx.fullmatch(p)], dtype=np.int32)
+
+    def may_collide(self, a: int, b: int) -> bool:
+        """Whether shapes ``a`` and ``b`` may collide at all (the host reference of the pair rule):
+        different bodies (two static shapes never collide), the same env or one of them global
+        (env −1), both collision-enabled, their collision groups allow it, and the pair is not
+        filtered."""
+        a, b = int(a), int(b)
+        if a == b:
+            return False
+        if self.shape_body[a] == self.shape_body[b]:  # same body, or both static (-1)
+            return False
+        ea, eb = self.shape_env[a], self.shape_env[b]
+        if ea >= 0 and eb >= 0 and ea != eb:
+            return False
+        if not (self.shape_collision_enabled[a] and self.shape_collision_enabled[b]):
+            return False
+        if not self.collision_group_mask[self.shape_collision_group[a], self.shape_collision_group[b]]:
+            return False
+        key = (min(a, b), max(a, b))
+        f = self.filtered_shape_pairs
+        if len(f):
+            i = np.searchsorted(f[:, 0] * np.int64(self.shape_count) + f[:, 1], key[0] * self.shape_count + key[1])
+            if i < len(f) and tuple(f[i]) == key:
+                return False
+        return True
 
     def build_sdfs(self) -> None:
         """Build every distinct SDF (once) and point ``shape_sdf`` at them."""
@@ -236,6 +272,17 @@ class _Shape:
     friction: tuple
     density: float | None
     sdf_collision: bool
+    index: int = -1  # the authored shape it is (copies keep it)
+    collision_enabled: bool = True
+    collision_groups: tuple = ()
+    material: ShapeMaterial = ShapeMaterial()
+
+
+@dataclass(frozen=True)
+class _Group:
+    name: str
+    filtered: tuple
+    invert: bool
 
 
 def _vec3(name: str, v) -> np.ndarray:
@@ -275,6 +322,8 @@ class ModelBuilder:
         self._env_origins: dict[int, np.ndarray] = {}
         self._body_paths: set = set()
         self._shape_paths: set = set()
+        self._groups: dict[str, _Group] = {}
+        self._filtered: list[tuple[str, str]] = []
 
     @property
     def body_count(self) -> int:
@@ -313,13 +362,19 @@ class ModelBuilder:
                   hydroelastic: bool = False, stiffness: float = DEFAULT_STIFFNESS,
                   sdf: SDFSettings | None = None, margin: float = 0.0, gap: float = 0.0,
                   static_friction: float = DEFAULT_FRICTION, dynamic_friction: float = DEFAULT_FRICTION,
-                  density: float | None = None, sdf_collision: bool = False) -> int:
+                  density: float | None = None, sdf_collision: bool = False, collision_enabled: bool = True,
+                  collision_groups=(), material: ShapeMaterial | None = None) -> int:
         """Add a collision shape; returns its index.
 
         ``body`` −1 makes it static, ``local_pose`` then being its world pose. ``hydroelastic``,
         ``stiffness`` (N/m³), ``sdf``, ``margin`` and ``gap`` (m) are the ``newton:*`` attributes.
         ``sdf_collision``: the shape carries NewtonSDFCollisionAPI and gets an SDF even when not
         hydroelastic (hydroelastic shapes always do). ``density`` (kg/m³) for its body's mass.
+        ``collision_enabled`` (``physics:collisionEnabled``): False keeps the shape out of every
+        pair. ``collision_groups``: names of groups made with :meth:`add_collision_group` that the
+        shape belongs to. ``material``: its contact material (friction, and stiffness/damping of
+        the default contact path); without one, ``static_friction``/``dynamic_friction`` and
+        defaults for the rest; a material's unset friction also takes those arguments.
         Breaking a schema rule raises ``ValueError`` with the finding's line.
         """
         path = self._check_path(path, self._shape_paths, "shape")
@@ -355,14 +410,52 @@ class ModelBuilder:
             if not math.isfinite(f) or f < 0:
                 raise ValueError(f"shape {path}: {name} must be a finite number >= 0, got {v!r}")
             friction.append(f)
+        if material is None:
+            material = ShapeMaterial()
+        if not isinstance(material, ShapeMaterial):
+            raise ValueError(f"shape {path}: material must be a ShapeMaterial, got {type(material).__name__}")
+        material = replace(material,
+                           static_friction=friction[0] if material.static_friction is None else material.static_friction,
+                           dynamic_friction=friction[1] if material.dynamic_friction is None
+                           else material.dynamic_friction)
+        if not isinstance(collision_enabled, (bool, np.bool_)):
+            raise ValueError(f"shape {path}: collision_enabled must be True or False, got {collision_enabled!r}")
+        if isinstance(collision_groups, str):
+            collision_groups = (collision_groups,)
+        groups = tuple(collision_groups)
+        if not all(isinstance(g, str) and g for g in groups):
+            raise ValueError(f"shape {path}: collision_groups must be group names, got {collision_groups!r}")
         self._shapes.append(_Shape(
             path=path, geometry=geometry, body=int(body), local_pose=_pose(f"local_pose of shape {path}", local_pose),
             hydroelastic=bool(hydroelastic), stiffness=numbers["stiffness"], sdf=sdf, margin=numbers["margin"],
-            gap=numbers["gap"], friction=tuple(friction),
+            gap=numbers["gap"], friction=(material.static_friction, material.dynamic_friction),
             density=_positive_or_none(f"density of shape {path}", density),
-            sdf_collision=bool(sdf_collision) or bool(hydroelastic)))
+            sdf_collision=bool(sdf_collision) or bool(hydroelastic), index=len(self._shapes),
+            collision_enabled=bool(collision_enabled), collision_groups=groups, material=material))
         self._shape_paths.add(path)
         return len(self._shapes) - 1
+
+    def add_collision_group(self, name: str, *, filtered_groups=(), invert: bool = False) -> None:
+        """A collision group (``UsdPhysics.CollisionGroup``): its shapes do not collide with shapes of
+        the groups named in ``filtered_groups`` (either side may name the other); with ``invert``
+        they collide only with those groups' shapes (``physics:invertFilteredGroups``). Groups may
+        name groups added later; unknown names are an error when the model is made."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"collision group name must be a non-empty string, got {name!r}")
+        if name in self._groups:
+            raise ValueError(f"collision group {name} is added twice")
+        if isinstance(filtered_groups, str):
+            filtered_groups = (filtered_groups,)
+        self._groups[name] = _Group(name, tuple(filtered_groups), bool(invert))
+
+    def add_filtered_pair(self, path_a: str, path_b: str) -> None:
+        """Never let ``path_a`` and ``path_b`` collide (``PhysicsFilteredPairsAPI``): each is a shape
+        path or a body path (all of the body's shapes). In a replicated env the pair is filtered
+        in every copy."""
+        for p in (path_a, path_b):
+            if not isinstance(p, str) or not p.startswith("/"):
+                raise ValueError(f"filtered pair: {p!r} is not a prim path")
+        self._filtered.append((path_a, path_b))
 
     def add_articulation(self, root_path: str) -> None:
         """Mark ``root_path`` as an articulation root: the bodies at or under it form one articulation."""
@@ -433,6 +526,9 @@ class ModelBuilder:
                 specs.append(SDFSpec(s.geometry, s.sdf, extra))
             shape_spec[i] = spec_index[key]
 
+        group_of_set, group_mask = self._collision_groups(shapes)
+        filtered = self._filtered_pairs(shapes, shape_env)
+
         model = Model(
             body_count=B, shape_count=S, num_envs=E, env_origins=np.asarray(origins, dtype=float).reshape(E, 3),
             body_path=[b.path for b in bodies], body_env=np.asarray(body_env, dtype=np.int32).reshape(B),
@@ -448,6 +544,9 @@ class ModelBuilder:
             shape_margin=np.array([s.margin for s in shapes], dtype=float).reshape(S),
             shape_gap=np.array([s.gap for s in shapes], dtype=float).reshape(S),
             shape_friction=np.array([s.friction for s in shapes], dtype=float).reshape(S, 2),
+            shape_material=np.array([material_row(s.material) for s in shapes], dtype=float).reshape(S, MATERIAL_COUNT),
+            shape_collision_enabled=np.array([s.collision_enabled for s in shapes], dtype=bool).reshape(S),
+            shape_collision_group=group_of_set, collision_group_mask=group_mask, filtered_shape_pairs=filtered,
             shape_sdf_collision=np.array([s.sdf_collision for s in shapes], dtype=bool).reshape(S),
             shape_sdf_settings=[s.sdf for s in shapes],
             shape_sdf=np.full(S, -1, dtype=np.int32),
@@ -457,3 +556,61 @@ class ModelBuilder:
         if build_sdfs:
             model.build_sdfs()
         return model
+
+    def _collision_groups(self, shapes):
+        """Each shape's group set (0: none) and whether sets i and j may collide."""
+        for s in shapes:
+            for g in s.collision_groups:
+                if g not in self._groups:
+                    raise ValueError(f"shape {s.path}: no collision group named {g!r} (add_collision_group)")
+        for g in self._groups.values():
+            for h in g.filtered:
+                if h not in self._groups:
+                    raise ValueError(f"collision group {g.name} filters {h!r}, which is not a collision group")
+
+        def disables(g, h):  # g's filter keeps its shapes from colliding with h's
+            return (h in self._groups[g].filtered) != self._groups[g].invert
+
+        sets = [frozenset()]
+        index = {frozenset(): 0}
+        of_shape = np.zeros(len(shapes), dtype=np.int32)
+        for i, s in enumerate(shapes):
+            key = frozenset(s.collision_groups)
+            if key not in index:
+                index[key] = len(sets)
+                sets.append(key)
+            of_shape[i] = index[key]
+        mask = np.ones((len(sets), len(sets)), dtype=bool)
+        for i, gi in enumerate(sets):
+            for j, gj in enumerate(sets):
+                mask[i, j] = not any(disables(g, h) or disables(h, g) for g in gi for h in gj)
+        return of_shape, mask
+
+    def _filtered_pairs(self, shapes, shape_env):
+        """(K, 2) sorted unique shape pairs that never collide, over every env copy."""
+        if not self._filtered:
+            return np.zeros((0, 2), dtype=np.int32)
+        authored_shape = {s.path: i for i, s in enumerate(self._shapes)}
+        authored_body = {b.path: i for i, b in enumerate(self._bodies)}
+
+        def sources(path):
+            if path in authored_shape:
+                return {authored_shape[path]}
+            if path in authored_body:
+                b = authored_body[path]
+                return {i for i, s in enumerate(self._shapes) if s.body == b}
+            raise ValueError(f"filtered pair names {path}, which is neither a shape nor a body")
+
+        copies = {}
+        for k, s in enumerate(shapes):
+            copies.setdefault(s.index, []).append(k)
+        out = set()
+        for pa, pb in self._filtered:
+            for sa in sources(pa):
+                for sb in sources(pb):
+                    for x in copies.get(sa, ()):
+                        for y in copies.get(sb, ()):
+                            ex, ey = shape_env[x], shape_env[y]
+                            if x != y and (ex < 0 or ey < 0 or ex == ey):
+                                out.add((min(x, y), max(x, y)))
+        return np.array(sorted(out), dtype=np.int32).reshape(-1, 2)
