@@ -102,3 +102,21 @@ def test_materials_resolve_the_engine_default_and_keep_friction_arguments():
 def test_bad_material_values_are_named(bad):
     with pytest.raises(ValueError, match=f"ShapeMaterial.{next(iter(bad))}"):
         ShapeMaterial(**bad)
+
+
+def test_a_convex_hull_is_closed_outward_and_bounded_by_its_planes():
+    from hydro.geometry import ConvexMesh, Mesh
+
+    rng = np.random.default_rng(3)
+    pts = rng.normal(size=(200, 3))
+    hull = ConvexMesh.from_points(pts)
+    hull.check_watertight()  # closed, consistently and outwardly wound
+    inside = pts @ hull.planes[:, :3].T - hull.planes[:, 3]
+    assert inside.max() <= 1e-12  # every input point is inside every face plane
+    assert np.allclose(hull.support((1, 0, 0)), pts[np.argmax(pts[:, 0])])
+    small = ConvexMesh.from_points(pts, max_vertices=12)
+    assert len(small.vertices) <= 12 and small.volume() < hull.volume()
+    cube = Mesh(*(lambda tm: (tm.vertices, tm.faces))(__import__("trimesh").creation.box(extents=(1, 2, 3))))
+    assert abs(cube.convex_hull().volume() - 6.0) < 1e-12
+    with pytest.raises(ValueError, match="cannot be built"):
+        ConvexMesh.from_points([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hydro.geometry import BOX, CAPSULE, CONE, CYLINDER, ELLIPSOID, MESH, PLANE, SPHERE
+from hydro.geometry import BOX, CAPSULE, CONE, CONVEX_MESH, CYLINDER, ELLIPSOID, MESH, PLANE, SPHERE
 from hydro.sdf.level_set import sdf_level_set
 
 from .backend import group, pose_matrix
@@ -30,7 +30,7 @@ def source_mesh(geometry, *, plane_size: float = PLANE_DRAW_SIZE):
     import trimesh
 
     kind = geometry.kind
-    if kind == MESH:
+    if kind in (MESH, CONVEX_MESH):
         return np.asarray(geometry.vertices), np.asarray(geometry.faces)
     if kind == SPHERE:
         tm = trimesh.creation.icosphere(subdivisions=4, radius=geometry.radius)

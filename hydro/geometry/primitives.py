@@ -14,8 +14,9 @@ from numba import njit, prange
 from ..backend import device_fn
 
 # Shape kind codes (stable: they appear in packed arrays).
-SPHERE, BOX, CAPSULE, CYLINDER, CONE, ELLIPSOID, MESH, PLANE, HEIGHTFIELD = range(9)
-KIND_NAMES = ("sphere", "box", "capsule", "cylinder", "cone", "ellipsoid", "mesh", "plane", "heightfield")
+SPHERE, BOX, CAPSULE, CYLINDER, CONE, ELLIPSOID, MESH, PLANE, HEIGHTFIELD, CONVEX_MESH = range(10)
+KIND_NAMES = ("sphere", "box", "capsule", "cylinder", "cone", "ellipsoid", "mesh", "plane", "heightfield",
+              "convex_mesh")
 
 #: Number of float parameters a primitive packs into (see :meth:`Geometry.params`).
 PARAM_COUNT = 4

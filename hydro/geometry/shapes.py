@@ -364,6 +364,13 @@ class Mesh(Geometry):
                 f"a hydroelastic shape needs outward-facing triangles"
             )
 
+    def convex_hull(self, max_vertices: int = -1) -> "ConvexMesh":
+        """The convex hull of the vertices (``physics:approximation = "convexHull"``), with at most
+        ``max_vertices`` vertices when > 0 (``newton:maxHullVertices``; −1: no limit)."""
+        from .convex import ConvexMesh
+
+        return ConvexMesh.from_points(self.vertices, max_vertices=max_vertices, name=f"convex hull of {self.name}")
+
     def signed_volume(self) -> float:
         a, b, c = (self.vertices[self.faces[:, k]] for k in range(3))
         return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)

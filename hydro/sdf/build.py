@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
-from ..geometry import MESH, Geometry
+from ..geometry import MESH, Geometry, Mesh
 from .pack import SDFPack
 from .layout import BRICK, BRICK_SAMPLES, FORMAT_DTYPES, SAMPLES_PER_BRICK, SDFSettings, grid_layout
 
@@ -282,7 +282,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     if not math.isfinite(extra_padding) or extra_padding < 0.0:
         raise ValueError(f"extra_padding must be a finite number >= 0, got {extra_padding!r}")
     t0 = time.perf_counter()
-    if geometry.kind == MESH:
+    if isinstance(geometry, Mesh):  # meshes and convex hulls
         from ..geometry.mesh_distance import MeshDistance
 
         evaluate = MeshDistance(geometry).signed_distance  # checks watertightness
