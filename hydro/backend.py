@@ -1,15 +1,22 @@
 """Two execution targets from one source.
 
 Every kernel in hydro is written once as an *item function*: a ``@device_fn`` that does the
-work for one index ``i``. Each stage then wraps it in two three-line launchers:
+work for one index ``i``, ``item(i, *args)``. :func:`kernel` builds from it, by generating the
+three-line launchers, the three builds a :class:`Device` runs:
 
-- a CPU kernel, ``@cpu_kernel``: ``for i in prange(n): item(i, ...)`` compiled by Numba both
-  parallel (large launches) and serial (small ones, no threading overhead);
-- a CUDA kernel, ``@cuda_kernel``: ``i = cuda.grid(1); if i < n: item(i, ...)``.
+- ``parallel``: ``for i in prange(n): item(i, *args)`` compiled by Numba with threads (large
+  launches);
+- ``serial``: the same loop without threads (small launches: no thread start-up cost);
+- ``cuda``: ``i = cuda.grid(1); if i < n: item(i, *args)``.
 
-Both launchers call the very same ``@device_fn`` helpers, so no formula exists twice. A
-:class:`Device` runs a :class:`KernelPair` on either target, allocates and moves arrays, and
-provides the exclusive prefix sum that every count → scan → scatter stage is built on.
+All three call the very same ``@device_fn`` helpers, which Numba inlines into them, so no
+formula exists twice. A :class:`Device` runs a :class:`Kernel` on either target, allocates and
+moves arrays, and provides the exclusive prefix sum that every count → scan → scatter stage is
+built on.
+
+Importing this module changes nothing outside hydro. :func:`configure_runtime` (called by the
+``hydro`` command, and otherwise before hydro first compiles anything) gives hydro's own
+compiled functions an on-disk cache and sets the threading default; see its docstring.
 
 Under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` set before Numba is imported) device
 helpers receive simulator arrays, which compiled Numba code cannot unbox; ``device_fn`` then
@@ -19,64 +26,256 @@ otherwise, so the CPU kernels keep working in the same process.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import functools
+import hashlib
+import inspect
+import linecache
 import os
+import sys
 
 import numpy as np
 import numba
-from numba import cuda, njit, prange
+from numba import cuda, prange
+from numba.core import caching
+from numba.core.registry import CPUDispatcher
 
 __all__ = [
     "CUDASIM",
     "Device",
-    "KernelPair",
-    "cpu_kernel",
-    "cuda_kernel",
-    "device_fn",
-    "get_device",
+    "Kernel",
     "KERNELS",
+    "configure_runtime",
+    "cpu_jit",
+    "device_fn",
+    "find_segment",
+    "get_device",
+    "kernel",
+    "lower_bound",
 ]
 
 CUDASIM = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
 
-
-def _source_digest() -> str:
-    """A digest of hydro's own source files."""
-    import hashlib
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha1()
-    for root, _, files in sorted(os.walk(here)):
-        for name in sorted(files):
-            if name.endswith(".py"):
-                with open(os.path.join(root, name), "rb") as f:
-                    h.update(name.encode() + f.read())
-    return h.hexdigest()[:12]
-
-
-# Numba's on-disk cache notices a change in a kernel's own file only, not in the helpers it
-# inlines from other files: an edited or upgraded hydro could load stale (slow, or wrong)
-# machine code. Hydro's kernels are therefore cached under a folder named after a digest of
-# all of hydro's sources (inside NUMBA_CACHE_DIR when set, else ~/.cache/hydro-numba).
-# The simulator's process compiles the same CPU kernels around different (Python-running)
-# helpers, so it keeps its own folder.
-_cache_root = numba.config.CACHE_DIR or os.path.join(os.path.expanduser("~"), ".cache", "hydro-numba")
-numba.config.CACHE_DIR = os.path.join(_cache_root, f"hydro-{_source_digest()}" + ("-cudasim" if CUDASIM else ""))
-
-# Threads: Numba's OpenMP layer starts a parallel loop in ~2 µs on a quiet 2-core machine
-# (the work-queue layer in 60–120 µs), but its spinning workers can stall for milliseconds when
-# other processes compete for the cores. Passive waiting keeps the OpenMP layer predictable
-# (~45 µs a launch); small launches run serially anyway (``SERIAL_BELOW``). Set
-# OMP_WAIT_POLICY=ACTIVE for the fastest launches on a dedicated machine; a user's own
-# NUMBA_THREADING_LAYER or OMP_WAIT_POLICY is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 #: Launches below this many items run the serial CPU build (no thread start-up cost), unless
-#: the kernel says otherwise (``KernelPair(..., serial_below=...)`` for heavy items).
+#: the kernel says otherwise (``kernel(..., serial_below=...)`` for heavy items).
 SERIAL_BELOW = 2048
 
+COMPILING_MESSAGE = "hydro: compiling kernels (first run, cached afterwards)…"
+
+_PACKAGE = __name__.rsplit(".", 1)[0]  # "hydro"
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+# ============================================================================================
+# The runtime: an on-disk cache for hydro's compiled functions, and threads
+
+
+class _Runtime:
+    """What :func:`configure_runtime` decided (one per process)."""
+
+    def __init__(self, cache_folder, announce_compiles):
+        self.cache_folder = cache_folder
+        self.announce_compiles = announce_compiles
+        self.announced = False
+
+
+_runtime: _Runtime | None = None
+_dispatchers: list = []  # every compiled function hydro defines, given a cache when configured
+
+
+def default_cache_folder() -> str:
+    """Where hydro caches compiled code: ``$NUMBA_CACHE_DIR/hydro-numba`` when NUMBA_CACHE_DIR
+    is set, else ``~/.cache/hydro-numba``; the simulator's process uses ``…-cudasim``."""
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    if root:
+        folder = os.path.join(root, "hydro-numba")
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(xdg, "hydro-numba")
+    # the simulator's process compiles the same CPU kernels around Python-running helpers
+    return folder + "-cudasim" if CUDASIM else folder
+
+
+def configure_runtime(*, cache_folder: str | None = None, announce_compiles: bool = False):
+    """Set up how hydro compiles and runs its kernels. Hydro's entry points call it; library
+    use gets the defaults, applied before hydro compiles its first function.
+
+    - Caching: hydro's compiled functions (and only those: Numba's global configuration is
+      left alone) are cached on disk in ``cache_folder`` (default
+      :func:`default_cache_folder`). Each function's cache is keyed on a digest of the hydro
+      sources it can inline: its module and the hydro modules that module imports,
+      transitively. Numba's own key sees only the function's file, so an edited helper in
+      another file would otherwise load stale machine code; an edit elsewhere in hydro (the
+      viewer, the USD reader) recompiles nothing.
+    - Threads: Numba's OpenMP layer starts a parallel loop in ~2 µs on a quiet 2-core machine
+      (the work-queue layer in 60–120 µs), but its spinning workers can stall for milliseconds
+      when other processes compete for the cores. ``OMP_WAIT_POLICY=PASSIVE`` (set unless the
+      user set it; it takes effect if Numba has not started its threads yet) keeps launches
+      predictable (~45 µs); small launches run serially anyway (``SERIAL_BELOW``). A user's
+      own ``NUMBA_THREADING_LAYER`` and ``OMP_WAIT_POLICY`` win.
+    - ``announce_compiles``: print one line to stderr (:data:`COMPILING_MESSAGE`) when hydro
+      first has to compile instead of loading from the cache (the command line does this).
+
+    Calling it again changes the settings; already compiled functions stay in memory.
+    """
+    global _runtime
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    _runtime = _Runtime(cache_folder or default_cache_folder(), bool(announce_compiles))
+    for d in _dispatchers:
+        _attach_cache(d)
+
+
+def _ensure_runtime():
+    if _runtime is None:
+        configure_runtime()
+
+
+def _announce_compile():
+    rt = _runtime
+    if rt is not None and rt.announce_compiles and not rt.announced:
+        rt.announced = True
+        print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
+
+
+# -- which hydro sources a module can inline ---------------------------------------------------
+
+
+def _module_file(modname: str) -> str | None:
+    """The source file of hydro module ``modname`` (a package's ``__init__.py``), or None."""
+    if modname != _PACKAGE and not modname.startswith(_PACKAGE + "."):
+        return None
+    parts = modname.split(".")[1:]
+    base = os.path.join(_PACKAGE_DIR, *parts)
+    for path in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _imported_modules(modname: str, path: str) -> set:
+    """The hydro modules that the source at ``path`` imports (anywhere in it)."""
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), filename=path)
+    package = modname if path.endswith("__init__.py") else modname.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found.update(f"{mod}.{alias.name}" for alias in node.names)  # ``from . import x``
+    return {m for m in found if _module_file(m) is not None}
+
+
+@functools.lru_cache(maxsize=None)
+def _module_closure(modname: str) -> tuple:
+    """``modname`` and every hydro module it imports, transitively (sorted names)."""
+    seen = set()
+    todo = [modname]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        path = _module_file(m)
+        if path is None:
+            continue
+        seen.add(m)
+        todo.extend(_imported_modules(m, path) - seen)
+    return tuple(sorted(seen))
+
+
+@functools.lru_cache(maxsize=None)
+def source_digest(modname: str) -> str:
+    """A digest of the hydro sources a function defined in ``modname`` can inline."""
+    h = hashlib.sha256()
+    for m in _module_closure(modname):
+        with open(_module_file(m), "rb") as f:
+            h.update(m.encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()[:16]
+
+
+# -- a Numba cache for hydro's functions -------------------------------------------------------
+
+
+class _HydroLocator(caching._CacheLocator):
+    """All of hydro's functions in one folder, stamped with the digest of what they can inline."""
+
+    def __init__(self, py_func):
+        self._py_file = py_func.__code__.co_filename
+        self._modname = py_func.__module__
+        self._cache_path = _runtime.cache_folder
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def get_source_stamp(self):
+        return source_digest(self._modname)
+
+    def get_disambiguator(self):
+        return ""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        return cls(py_func)
+
+
+class _HydroCacheImpl(caching.CompileResultCacheImpl):
+    def __init__(self, py_func):  # noqa: D107  (no call to super: no search over Numba's locators)
+        self._lineno = py_func.__code__.co_firstlineno
+        self._locator = _HydroLocator(py_func)
+        fullname = f"{py_func.__module__}.{py_func.__qualname__}".replace("<", "").replace(">", "")
+        self._filename_base = f"{fullname}.py{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+
+
+class _HydroCache(caching.FunctionCache):
+    _impl_class = _HydroCacheImpl
+
+    def load_overload(self, sig, target_context):
+        cres = super().load_overload(sig, target_context)
+        if cres is None:
+            _announce_compile()
+        return cres
+
+
+class _AnnouncingNullCache(caching.NullCache):
+    """No disk cache (the folder cannot be written); compiles are still announced."""
+
+    def load_overload(self, sig, target_context):
+        _announce_compile()
+
+
+def _attach_cache(dispatcher):
+    cache = _HydroCache(dispatcher.py_func)
+    try:
+        cache._impl.locator.ensure_cache_path()
+    except OSError:
+        cache = _AnnouncingNullCache()
+    dispatcher._cache = cache
+
+
+class _HydroDispatcher(CPUDispatcher):
+    """A CPU dispatcher of hydro's: configures the runtime (cache, threads) before it compiles."""
+
+    def compile(self, sig):
+        _ensure_runtime()
+        return super().compile(sig)
+
+
+def _register(dispatcher):
+    _dispatchers.append(dispatcher)
+    if _runtime is not None:
+        _attach_cache(dispatcher)
+    return dispatcher
+
+
 if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
-    from numba.core.registry import CPUDispatcher
     from numba.cuda.simulator.cudadrv.devicearray import (
         FakeCUDAArray,
         FakeWithinKernelCUDAArray,
@@ -84,14 +283,25 @@ if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
 
     _FAKE_ARRAYS = (FakeCUDAArray, FakeWithinKernelCUDAArray)
 
-    class _SimDispatcher(CPUDispatcher):
+    def _holds_fake_array(a):
+        if isinstance(a, _FAKE_ARRAYS):
+            return True
+        return isinstance(a, tuple) and any(_holds_fake_array(x) for x in a)
+
+    class _SimDispatcher(_HydroDispatcher):
         """A CPU dispatcher that runs the Python source when given simulator arrays."""
 
         def __call__(self, *args, **kws):
             for a in args:
-                if isinstance(a, _FAKE_ARRAYS):
+                if _holds_fake_array(a):
                     return self.py_func(*args, **kws)
             return super().__call__(*args, **kws)
+
+
+def _dispatcher(fn, **options):
+    targetoptions = {"nopython": True, "boundscheck": None, **options}
+    cls = _SimDispatcher if CUDASIM else _HydroDispatcher
+    return _register(cls(py_func=fn, locals={}, targetoptions=targetoptions))
 
 
 def device_fn(fn=None, *, inline: bool = True):
@@ -104,69 +314,105 @@ def device_fn(fn=None, *, inline: bool = True):
     """
 
     def wrap(f):
-        opts = {"cache": True}
-        if inline:
-            opts["inline"] = "always"
-        if CUDASIM:
-            d = _SimDispatcher(f, targetoptions={"nopython": True, **({"inline": "always"} if inline else {})})
-            return d
-        return njit(**opts)(f)
+        return _dispatcher(f, **({"inline": "always"} if inline else {}))
 
     return wrap(fn) if fn is not None else wrap
 
 
-def _renamed(fn, suffix: str):
-    """The same function under another qualified name (Numba names cache files after it)."""
-    import types
+def cpu_jit(fn=None, *, parallel: bool = False):
+    """A CPU-only compiled function of hydro's (SDF building, mesh distance), cached like the kernels."""
 
-    g = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
-    g.__qualname__ = fn.__qualname__ + suffix
-    g.__module__ = fn.__module__
-    return g
+    def wrap(f):
+        return _dispatcher(f, **({"parallel": True} if parallel else {}))
+
+    return wrap(fn) if fn is not None else wrap
 
 
-class CPUKernel:
-    """A CPU launcher compiled twice from one source: parallel and serial.
+# ============================================================================================
+# Kernels: three launchers generated from one item function
 
-    Numba's cache keys a function by its name, signature and bytecode, not by its options: the
-    serial build is given a name of its own, or one build would be loaded for the other.
+#: Every kernel defined in hydro, by name (the PTX test compiles each one).
+KERNELS: dict[str, "Kernel"] = {}
+
+_CPU_LAUNCHER = """\
+def {fn}(_n, {params}):
+    for _i in prange(_n):
+        _item(_i, {params})
+"""
+
+_CUDA_LAUNCHER = """\
+def {fn}(_n, {params}):
+    _i = cuda.grid(1)
+    if _i < _n:
+        _item(_i, {params})
+"""
+
+
+def _launcher(template, name, variant, item):
+    """Generate the launcher ``template`` around ``item`` (a Python function in item's module)."""
+    py_item = item.py_func
+    params = list(inspect.signature(py_item).parameters.values())
+    for p in params:
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty:
+            raise TypeError(f"kernel {name!r}: item arguments must be plain positional ones, not {p}")
+    names = [p.name for p in params[1:]]
+    if not params or any(n.startswith("_") for n in names):
+        raise TypeError(f"kernel {name!r}: the item takes the index first, then arguments not starting with '_'")
+    fn = name.replace(".", "_") + "__" + variant
+    source = template.format(fn=fn, params=", ".join(names))
+    filename = f"<hydro kernel {name} ({variant})>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
+    scope = {"__name__": py_item.__module__, "prange": prange, "cuda": cuda, "_item": item}
+    exec(compile(source, filename, "exec"), scope)
+    f = scope[fn]
+    f.__module__ = py_item.__module__
+    return f
+
+
+class Kernel:
+    """The parallel CPU, serial CPU and CUDA builds of one item function, registered by name.
+
+    Numba's cache keys a function by its name, signature and bytecode, not by its options: each
+    build is generated under a name of its own, or one build could be loaded for the other
+    (kernels silently serial, or a thread launch on every call).
     """
 
-    def __init__(self, fn):
-        self.py_func = fn
-        self.name = fn.__name__
-        self.parallel = njit(parallel=True, cache=True)(fn)
-        self.serial = njit(cache=True)(_renamed(fn, "__serial"))
-
-    def __call__(self, n, *args, serial_below=SERIAL_BELOW):
-        (self.parallel if n >= serial_below else self.serial)(n, *args)
-
-
-def cpu_kernel(fn):
-    """Decorate a CPU launcher ``f(n, *args)`` that loops ``for i in prange(n)``."""
-    return CPUKernel(fn)
-
-
-def cuda_kernel(fn):
-    """Decorate a CUDA launcher ``f(n, *args)`` that runs one item per thread."""
-    return cuda.jit(fn)
-
-
-#: Every kernel pair defined in hydro, by name (the PTX test compiles each one).
-KERNELS: dict[str, "KernelPair"] = {}
-
-
-class KernelPair:
-    """The CPU and CUDA launchers of one kernel, registered under a unique name."""
-
-    def __init__(self, name: str, cpu: CPUKernel, cuda_fn, *, serial_below: int = SERIAL_BELOW):
+    def __init__(self, name: str, item, *, serial_below: int = SERIAL_BELOW, cuda_build: bool = True):
         if name in KERNELS:
             raise ValueError(f"kernel name {name!r} is defined twice")
+        if not hasattr(item, "py_func"):
+            item = device_fn(item)
         self.name = name
-        self.cpu = cpu
-        self.cuda = cuda_fn
+        self.item = item
         self.serial_below = int(serial_below)
+        # Kernels allocate nothing, so they run without Numba's reference counting: with it, every
+        # array read out of a tuple argument (an SDFView) costs an atomic increment and decrement
+        # per item, which Numba's pruning cannot always remove.
+        self.parallel = _dispatcher(_launcher(_CPU_LAUNCHER, name, "parallel", item), parallel=True, _nrt=False)
+        self.serial = _dispatcher(_launcher(_CPU_LAUNCHER, name, "serial", item), _nrt=False)
+        self.cuda = cuda.jit(_launcher(_CUDA_LAUNCHER, name, "cuda", item)) if cuda_build else None
         KERNELS[name] = self
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r})"
+
+    def cpu(self, n: int, *args, serial_below: int | None = None):
+        """Run items ``0 .. n-1`` on the CPU: serially below the threshold, else in parallel."""
+        threshold = self.serial_below if serial_below is None else serial_below
+        (self.parallel if n >= threshold else self.serial)(n, *args)
+
+
+def kernel(name: str, item, *, serial_below: int = SERIAL_BELOW, cuda: bool = True) -> Kernel:
+    """The :class:`Kernel` of item function ``item(i, *args)`` (a ``@device_fn``), named ``name``.
+
+    ``serial_below``: launches of fewer items run the serial CPU build (lower it for heavy
+    items). ``cuda=False``: a CPU-only kernel (no CUDA build).
+    """
+    return Kernel(name, item, serial_below=serial_below, cuda_build=cuda)
+
+
+# ============================================================================================
+# Small device helpers shared by several stages
 
 
 @device_fn
@@ -178,6 +424,20 @@ def find_segment(offsets, count, item):
         mid = (lo + hi) >> 1
         if offsets[mid] <= item:
             lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@device_fn
+def lower_bound(keys, count, value):
+    """The first index ``k`` in ``0 .. count`` with ``keys[k] >= value`` (``keys`` ascending)."""
+    lo = 0
+    hi = count
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < value:
+            lo = mid + 1
         else:
             hi = mid
     return lo
@@ -201,45 +461,47 @@ def record_signatures():
         _recorded = prev
 
 
-def _record(kp: KernelPair, args):
-    if _recorded is not None and kp.name not in _recorded:
-        _recorded[kp.name] = tuple(numba.typeof(a) for a in args)
+def _record(name: str, args):
+    if _recorded is not None and name not in _recorded:
+        _recorded[name] = tuple(numba.typeof(a) for a in args)
 
 
 # --------------------------------------------------------------------------------------------
 # Exclusive prefix sum
 
 
-@cpu_kernel
-def _scan_chunk_sums_cpu(n, values, count, chunk, sums_out):
-    for c in prange(n):
-        start = c * chunk
-        stop = min(start + chunk, count)
-        s = 0
-        for i in range(start, stop):
-            s += values[i]
-        sums_out[c] = s
+@device_fn
+def _scan_chunk_sums_item(c, values, count, chunk, sums_out):
+    start = c * chunk
+    stop = min(start + chunk, count)
+    s = 0
+    for i in range(start, stop):
+        s += values[i]
+    sums_out[c] = s
 
 
-@cpu_kernel
-def _scan_chunk_write_cpu(n, values, count, chunk, chunk_offsets, out):
-    for c in prange(n):
-        start = c * chunk
-        stop = min(start + chunk, count)
-        s = chunk_offsets[c]
-        for i in range(start, stop):
-            out[i] = s
-            s += values[i]
-        if stop == count and start < stop:
-            out[count] = s
-        if count == 0:
-            out[0] = 0
+@device_fn
+def _scan_chunk_write_item(c, values, count, chunk, chunk_offsets, out):
+    start = c * chunk
+    stop = min(start + chunk, count)
+    s = chunk_offsets[c]
+    for i in range(start, stop):
+        out[i] = s
+        s += values[i]
+    if stop == count and start < stop:
+        out[count] = s
+    if count == 0:
+        out[0] = 0
 
+
+# CPU only: the CUDA scan below works in shared memory
+_SCAN_CHUNK_SUMS = kernel("exclusive_scan.chunk_sums", _scan_chunk_sums_item, cuda=False)
+_SCAN_CHUNK_WRITE = kernel("exclusive_scan.chunk_write", _scan_chunk_write_item, cuda=False)
 
 _SCAN_TPB = 256  # threads per block of the CUDA scan (a power of two)
 
 
-@cuda_kernel
+@cuda.jit
 def _scan_block_cuda(n, values, out, block_sums):
     # Inclusive Hillis–Steele scan of one block in shared memory, written exclusive to out.
     buf = cuda.shared.array(_SCAN_TPB, numba.int64)
@@ -265,7 +527,7 @@ def _scan_block_cuda(n, values, out, block_sums):
         block_sums[cuda.blockIdx.x] = buf[t]
 
 
-@cuda_kernel
+@cuda.jit
 def _scan_add_cuda(n, out, block_offsets, values):
     i = cuda.grid(1)
     if i < n:
@@ -274,7 +536,7 @@ def _scan_add_cuda(n, out, block_offsets, values):
             out[n] = out[i] + values[i]
 
 
-# --------------------------------------------------------------------------------------------
+# ============================================================================================
 # Devices
 
 
@@ -282,7 +544,7 @@ class Device:
     """An execution target: ``"cpu"`` (Numba, parallel) or ``"cuda"`` (Numba CUDA).
 
     Arrays on the CPU are NumPy arrays; on CUDA they are device arrays. Kernels are launched
-    with :meth:`launch`, which runs ``n`` items of a :class:`KernelPair`.
+    with :meth:`launch`, which runs ``n`` items of a :class:`Kernel`.
     """
 
     def __init__(self, name: str = "cpu", *, threads_per_block: int = 128):
@@ -352,8 +614,8 @@ class Device:
             cuda.synchronize()
 
     # -- launches -----------------------------------------------------------------------------
-    def launch(self, kp: KernelPair, n: int, *args, serial_below: int | None = None):
-        """Run items ``0 .. n-1`` of kernel pair ``kp`` on this device.
+    def launch(self, k: Kernel, n: int, *args, serial_below: int | None = None):
+        """Run items ``0 .. n-1`` of kernel ``k`` on this device.
 
         ``serial_below`` overrides the kernel's own threshold for running serially on the CPU
         (e.g. for a scatter pass whose items are cheap).
@@ -361,12 +623,12 @@ class Device:
         n = int(n)
         if n <= 0:
             return
-        _record(kp, (n,) + args)
+        _record(k.name, (n,) + args)
         if self.is_cuda:
             tpb = self.threads_per_block
-            kp.cuda[(n + tpb - 1) // tpb, tpb](n, *args)
+            k.cuda[(n + tpb - 1) // tpb, tpb](n, *args)
         else:
-            kp.cpu(n, *args, serial_below=kp.serial_below if serial_below is None else serial_below)
+            k.cpu(n, *args, serial_below=serial_below)
 
     def exclusive_scan(self, values, out, count: int | None = None) -> int:
         """Exclusive prefix sum of ``values[:count]`` into ``out[:count+1]``; returns the total.
@@ -381,11 +643,11 @@ class Device:
             chunk = max(4096, (count + 7) // 8)
             nchunks = max(1, (count + chunk - 1) // chunk)
             sums = self.scratch("scan.sums", nchunks, np.int64)
-            _scan_chunk_sums_cpu(nchunks, values, count, chunk, sums)
+            self.launch(_SCAN_CHUNK_SUMS, nchunks, values, count, chunk, sums)
             offsets = self.scratch("scan.offsets", nchunks, np.int64)
             offsets[0] = 0
             np.cumsum(sums[: nchunks - 1], out=offsets[1:nchunks])
-            _scan_chunk_write_cpu(nchunks, values, count, chunk, offsets, out)
+            self.launch(_SCAN_CHUNK_WRITE, nchunks, values, count, chunk, offsets, out)
         return int(self.read_scalar(out, count))
 
     def _scan_cuda(self, values, out, count: int, level: int = 0):
@@ -394,8 +656,7 @@ class Device:
             return
         nblocks = (count + _SCAN_TPB - 1) // _SCAN_TPB
         block_sums = self.scratch(f"scan.block_sums.{level}", nblocks, np.int64)
-        if _recorded is not None:
-            _recorded.setdefault("exclusive_scan.block", tuple(numba.typeof(a) for a in (count, values, out, block_sums)))
+        _record("exclusive_scan.block", (count, values, out, block_sums))
         _scan_block_cuda[nblocks, _SCAN_TPB](count, values, out, block_sums)
         block_offsets = self.scratch(f"scan.block_offsets.{level}", nblocks + 1, np.int64)
         if nblocks == 1:

@@ -12,9 +12,8 @@ gives the same pair order on every target.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, prange
 
-from ..backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
+from ..backend import device_fn, kernel
 
 
 @device_fn
@@ -107,6 +106,8 @@ def _may_pair(a, b, axis, aabb, shape_env, shape_body, rot, center, half):
     return obb_overlap(a, b, rot, center, half)
 
 
+# Model: order (sorted candidates), axis, aabb, shape_env, shape_body, rot, center, half
+# Data out: counts (count pass) / pair_a, pair_b (scatter pass, at offsets, below capacity)
 @device_fn
 def _sweep_item(i, write, order, count_sorted, axis, aabb, shape_env, shape_body, rot, center, half,
                 counts, offsets, pair_a, pair_b, capacity):
@@ -131,26 +132,7 @@ def _sweep_item(i, write, order, count_sorted, axis, aabb, shape_env, shape_body
         counts[i] = n
 
 
-# Model: order, axis, aabb, shape_env, shape_body, rot, center, half
-# Data out: counts (count pass) / pair_a, pair_b (scatter pass)
-@cpu_kernel
-def _sweep_cpu(n, write, order, axis, aabb, shape_env, shape_body, rot, center, half, counts, offsets,
-               pair_a, pair_b, capacity):
-    for i in prange(n):
-        _sweep_item(i, write, order, n, axis, aabb, shape_env, shape_body, rot, center, half, counts, offsets,
-                    pair_a, pair_b, capacity)
-
-
-@cuda_kernel
-def _sweep_cuda(n, write, order, axis, aabb, shape_env, shape_body, rot, center, half, counts, offsets,
-                pair_a, pair_b, capacity):
-    i = cuda.grid(1)
-    if i < n:
-        _sweep_item(i, write, order, n, axis, aabb, shape_env, shape_body, rot, center, half, counts, offsets,
-                    pair_a, pair_b, capacity)
-
-
-SWEEP = KernelPair("broad_phase.sweep", _sweep_cpu, _sweep_cuda)
+SWEEP = kernel("broad_phase.sweep", _sweep_item)
 
 
 def shape_boxes(shape_pose, box_lo, box_hi, pad):

@@ -11,14 +11,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import backend  # noqa: F401  (sets the kernel cache folder before anything is compiled)
+from ..backend import cpu_jit
 
 LEAF_SIZE = 4
 
 
-@njit(cache=True)
+@cpu_jit
 def _closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
     """Closest point on triangle abc to p, and its feature: 0 face, 1..3 vertex a,b,c, 4..6 edge ab,bc,ca."""
     abx, aby, abz = bx - ax, by - ay, bz - az
@@ -56,7 +56,7 @@ def _closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
     return ax + abx * v + acx * w, ay + aby * v + acy * w, az + abz * v + acz * w, 0
 
 
-@njit(cache=True)
+@cpu_jit
 def _build_bvh(centroids, tri_lo, tri_hi, leaf_size):
     """Median-split BVH. Returns (node_lo, node_hi, node_left, node_start, node_count, order).
 
@@ -130,31 +130,22 @@ def _build_bvh(centroids, tri_lo, tri_hi, leaf_size):
     return node_lo[:n_nodes], node_hi[:n_nodes], node_left[:n_nodes], node_start[:n_nodes], node_count[:n_nodes], order
 
 
-@njit(cache=True)
+@cpu_jit
 def _box_dist2(px, py, pz, lo, hi, node):
+    """Squared distance from p to the box of ``node`` (0 inside)."""
     d = 0.0
-    v = lo[node, 0] - px
-    if v > 0.0:
-        d += v * v
-    v = px - hi[node, 0]
-    if v > 0.0:
-        d += v * v
-    v = lo[node, 1] - py
-    if v > 0.0:
-        d += v * v
-    v = py - hi[node, 1]
-    if v > 0.0:
-        d += v * v
-    v = lo[node, 2] - pz
-    if v > 0.0:
-        d += v * v
-    v = pz - hi[node, 2]
-    if v > 0.0:
-        d += v * v
+    for k in range(3):
+        p = px if k == 0 else (py if k == 1 else pz)
+        v = lo[node, k] - p
+        if v > 0.0:
+            d += v * v
+        v = p - hi[node, k]
+        if v > 0.0:
+            d += v * v
     return d
 
 
-@njit(cache=True)
+@cpu_jit
 def _mesh_signed_distance(px, py, pz, bound, tri, node_lo, node_hi, node_left, node_start, node_count, order,
                           face_n, vert_n, edge_n, tri_vert, tri_edge, stack):
     """Signed distance from p to the mesh; ``bound`` is any upper bound on |distance| (or inf)."""
@@ -211,7 +202,7 @@ def _mesh_signed_distance(px, py, pz, bound, tri, node_lo, node_hi, node_left, n
     return d if s >= 0.0 else -d
 
 
-@njit(parallel=True, cache=True)
+@cpu_jit(parallel=True)
 def _signed_distance_many(pts, chunk, tri, node_lo, node_hi, node_left, node_start, node_count, order,
                           face_n, vert_n, edge_n, tri_vert, tri_edge, out):
     n = pts.shape[0]
