@@ -72,8 +72,10 @@ def _contact_vector(contact_f, k, col):
 
 
 @device_fn
-def _dot(ax, ay, az, bx, by, bz):
-    return ax * bx + ay * by + az * bz
+def _plane_coordinates(contact_f, k, u, v):
+    """Contact k's point projected on the in-plane axes u and v."""
+    px, py, pz = _contact_vector(contact_f, k, CF_POINT)
+    return px * u[0] + py * u[1] + pz * u[2], px * v[0] + py * v[1] + pz * v[2]
 
 
 @device_fn
@@ -402,8 +404,6 @@ def _write_representatives(p, groups, ng, cop, lam, n, out_f, out_i, o, sa, sb, 
 def _write_speculative(p, groups, contact_f, contact_i, start, stop, n, u, v, slots, out_f, out_i, o, sa, sb, env):
     """Up to ``slots`` speculative representatives on a grid of their extent in the (u, v) plane:
     mean position and normal, least depth, zero force. Returns the next output row."""
-    ux, uy, uz = u
-    vx, vy, vz = v
     su0 = 1e300
     su1 = -1e300
     sv0 = 1e300
@@ -411,9 +411,7 @@ def _write_speculative(p, groups, contact_f, contact_i, start, stop, n, u, v, sl
     for k in range(start, stop):
         if contact_i[k, CI_SPECULATIVE] == 0:
             continue
-        px, py, pz = _contact_vector(contact_f, k, CF_POINT)
-        pu = _dot(px, py, pz, ux, uy, uz)
-        pv = _dot(px, py, pz, vx, vy, vz)
+        pu, pv = _plane_coordinates(contact_f, k, u, v)
         su0 = min(su0, pu)
         su1 = max(su1, pu)
         sv0 = min(sv0, pv)
@@ -429,12 +427,11 @@ def _write_speculative(p, groups, contact_f, contact_i, start, stop, n, u, v, sl
     for k in range(start, stop):
         if contact_i[k, CI_SPECULATIVE] == 0:
             continue
-        px, py, pz = _contact_vector(contact_f, k, CF_POINT)
-        pu = _dot(px, py, pz, ux, uy, uz)
-        pv = _dot(px, py, pz, vx, vy, vz)
+        pu, pv = _plane_coordinates(contact_f, k, u, v)
         cu = min(max(int((pu - su0) / sdu * scells), 0), scells - 1)
         cv = min(max(int((pv - sv0) / sdv * scells), 0), scells - 1)
         g = cv * scells + cu
+        px, py, pz = _contact_vector(contact_f, k, CF_POINT)
         qx, qy, qz = _contact_vector(contact_f, k, CF_NORMAL)
         groups[p, g, G_PX] += px
         groups[p, g, G_PY] += py
