@@ -70,7 +70,7 @@ def test_importing_hydro_changes_nothing_outside_it(tmp_path):
             "print(numba.config.CACHE_DIR == before, os.environ.get('OMP_WAIT_POLICY'))\n"
             "hydro.backend.configure_runtime()\n"
             "print(numba.config.CACHE_DIR == before, os.environ.get('OMP_WAIT_POLICY'))\n"
-            "print(hydro.backend._runtime.cache_folder)\n")
+            "print(hydro.jit._runtime.cache_folder)\n")
     out = _python(code, _env(NUMBA_CACHE_DIR=str(tmp_path))).split("\n")
     assert out[:3] == ["True None", "True PASSIVE", str(tmp_path / "hydro-numba")]
     # a user's own setting wins; the simulator's process keeps its own folder

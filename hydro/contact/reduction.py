@@ -24,6 +24,10 @@ result is bit-identical whatever the thread count):
    the smallest depth.
 
 Reduced contacts are written to fixed slots (pair × budget), then compacted in pair order.
+
+(About 600 lines: the stage's steps are named device helpers, one per numbered step above, kept
+together so that the order of every sum, which makes the result bit-identical, reads in one
+place.)
 """
 
 from __future__ import annotations
