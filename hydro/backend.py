@@ -12,26 +12,11 @@ import numpy as np
 import numba
 from numba import cuda
 
-from .jit import (COMPILING_MESSAGE, CUDASIM, KERNELS, SERIAL_BELOW, Kernel, _record, configure_runtime, cpu_jit,
-                  default_cache_folder, device_fn, kernel, record_signatures)
+from . import jit as _jit
+from .jit import (COMPILING_MESSAGE, CUDASIM, KERNELS, SERIAL_BELOW, Kernel, _record,  # noqa: F401  (re-exported)
+                  configure_runtime, cpu_jit, default_cache_folder, device_fn, kernel, record_signatures)
 
-__all__ = [
-    "COMPILING_MESSAGE",
-    "CUDASIM",
-    "Device",
-    "KERNELS",
-    "Kernel",
-    "SERIAL_BELOW",
-    "configure_runtime",
-    "cpu_jit",
-    "default_cache_folder",
-    "device_fn",
-    "find_segment",
-    "get_device",
-    "kernel",
-    "lower_bound",
-    "record_signatures",
-]
+__all__ = ["Device", "find_segment", "get_device", "lower_bound", *_jit.__all__]
 
 
 # ============================================================================================

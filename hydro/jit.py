@@ -152,7 +152,9 @@ def _module_file(modname: str) -> str | None:
 
 
 def _imported_modules(modname: str, path: str) -> set:
-    """The hydro modules that the source at ``path`` imports (anywhere in it)."""
+    """The hydro modules that the source at ``path`` imports (anywhere in it). ``from p import m``
+    of a submodule m counts m only: jitted code can inline what a module names, and p's own
+    source defines none of it."""
     with open(path, "rb") as f:
         tree = ast.parse(f.read(), filename=path)
     package = modname if path.endswith("__init__.py") else modname.rpartition(".")[0]
@@ -167,8 +169,9 @@ def _imported_modules(modname: str, path: str) -> set:
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
-            found.add(mod)
-            found.update(f"{mod}.{alias.name}" for alias in node.names)  # ``from . import x``
+            for alias in node.names:
+                sub = f"{mod}.{alias.name}"
+                found.add(sub if _module_file(sub) is not None else mod)
     return {m for m in found if _module_file(m) is not None}
 
 

@@ -13,18 +13,18 @@ import math
 import numpy as np
 from numba import prange
 
-from ..backend import cpu_jit
+from ..backend import cpu_jit, device_fn
 
 LEAF_SIZE = 4
 
 
-@cpu_jit
+@device_fn
 def _edge_dots(abx, aby, abz, acx, acy, acz, dx, dy, dz):
     """(ab·d, ac·d) for d = p − (a vertex)."""
     return abx * dx + aby * dy + abz * dz, acx * dx + acy * dy + acz * dz
 
 
-@cpu_jit
+@device_fn
 def _vertex_then_edge(a_e, a_f, v_e, v_f, ax, ay, az, vx, vy, vz, ex, ey, ez):
     """Ericson's tests for vertex v = a + e of a triangle, then for its edge a–v, from the dots of
     the edge e and the triangle's other edge f with p − a (a_e, a_f) and p − v (v_e, v_f).
@@ -142,19 +142,22 @@ def _build_bvh(centroids, tri_lo, tri_hi, leaf_size):
     return node_lo[:n_nodes], node_hi[:n_nodes], node_left[:n_nodes], node_start[:n_nodes], node_count[:n_nodes], order
 
 
+@device_fn
+def _gap2(lo, hi, p):
+    """Squared distance from p to the interval [lo, hi]."""
+    v = lo - p
+    if v > 0.0:
+        return v * v
+    v = p - hi
+    if v > 0.0:
+        return v * v
+    return 0.0
+
+
 @cpu_jit
 def _box_dist2(px, py, pz, lo, hi, node):
     """Squared distance from p to the box of ``node`` (0 inside)."""
-    d = 0.0
-    for k in range(3):
-        p = px if k == 0 else (py if k == 1 else pz)
-        v = lo[node, k] - p
-        if v > 0.0:
-            d += v * v
-        v = p - hi[node, k]
-        if v > 0.0:
-            d += v * v
-    return d
+    return _gap2(lo[node, 0], hi[node, 0], px) + _gap2(lo[node, 1], hi[node, 1], py) + _gap2(lo[node, 2], hi[node, 2], pz)
 
 
 @cpu_jit
