@@ -25,14 +25,15 @@ otherwise, so the CPU kernels keep working in the same process.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import hashlib
 import inspect
 import linecache
 import os
+import re
 import sys
+import tempfile
 
 import numba
 from numba import cuda, prange
@@ -76,10 +77,21 @@ class _Runtime:
         self.cache_folder = cache_folder
         self.announce_compiles = announce_compiles
         self.announced = False
+        self._writable = None
+
+    def cache_writable(self) -> bool:
+        """Whether the cache folder exists or can be made, and takes files (checked once)."""
+        if self._writable is None:
+            try:
+                os.makedirs(self.cache_folder, exist_ok=True)
+                tempfile.TemporaryFile(dir=self.cache_folder).close()
+                self._writable = True
+            except OSError:
+                self._writable = False
+        return self._writable
 
 
 _runtime: _Runtime | None = None
-_dispatchers: list = []  # every compiled function hydro defines, given a cache when configured
 
 
 def default_cache_folder() -> str:
@@ -120,13 +132,12 @@ def configure_runtime(*, cache_folder: str | None = None, announce_compiles: boo
     global _runtime
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     _runtime = _Runtime(cache_folder or default_cache_folder(), bool(announce_compiles))
-    for d in _dispatchers:
-        _attach_cache(d)
 
 
-def _ensure_runtime():
+def _ensure_runtime() -> _Runtime:
     if _runtime is None:
         configure_runtime()
+    return _runtime
 
 
 def _announce_compile():
@@ -151,27 +162,32 @@ def _module_file(modname: str) -> str | None:
     return None
 
 
+# ``from .x import (a, b)`` (parenthesised names may span lines) or ``import a.b as c, d``, at the
+# start of a line anywhere in a file; an import quoted in a docstring only adds a dependency
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))",
+                     re.M)
+
+
 def _imported_modules(modname: str, path: str) -> set:
     """The hydro modules that the source at ``path`` imports (anywhere in it). ``from p import m``
     of a submodule m counts m only: jitted code can inline what a module names, and p's own
-    source defines none of it."""
-    with open(path, "rb") as f:
-        tree = ast.parse(f.read(), filename=path)
+    source defines none of it. (A regular expression, not a parse: it runs at every start.)"""
+    with open(path, encoding="utf-8") as f:
+        source = re.sub(r"#[^\n]*", "", f.read()).replace("\\\n", " ")  # no comments, no continuations
     package = modname if path.endswith("__init__.py") else modname.rpartition(".")[0]
     found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            for alias in node.names:
-                sub = f"{mod}.{alias.name}"
-                found.add(sub if _module_file(sub) is not None else mod)
+    for dots, module, names, plain in _IMPORT.findall(source):
+        if not dots and not module:  # ``import a.b as c, d``
+            found.update(part.split()[0] for part in plain.split(",") if part.strip())
+            continue
+        if dots:
+            base = package.split(".")
+            base = base[: len(base) - (len(dots) - 1)]
+            module = ".".join(base + ([module] if module else []))
+        for part in names.strip("() \t\n").split(","):
+            name = part.split()[0] if part.split() else ""
+            sub = f"{module}.{name}"
+            found.add(sub if name and _module_file(sub) is not None else module)
     return {m for m in found if _module_file(m) is not None}
 
 
@@ -252,28 +268,18 @@ class _AnnouncingNullCache(caching.NullCache):
         _announce_compile()
 
 
-def _attach_cache(dispatcher):
-    cache = _HydroCache(dispatcher.py_func)
-    try:
-        cache._impl.locator.ensure_cache_path()
-    except OSError:
-        cache = _AnnouncingNullCache()
-    dispatcher._cache = cache
-
-
 class _HydroDispatcher(CPUDispatcher):
-    """A CPU dispatcher of hydro's: configures the runtime (cache, threads) before it compiles."""
+    """A CPU dispatcher of hydro's: before it compiles (or loads) anything, the runtime is set up
+    and the dispatcher gets the runtime's cache (only dispatchers in use pay for one)."""
+
+    _cache_runtime = None
 
     def compile(self, sig):
-        _ensure_runtime()
+        rt = _ensure_runtime()
+        if self._cache_runtime is not rt:
+            self._cache = _HydroCache(self.py_func) if rt.cache_writable() else _AnnouncingNullCache()
+            self._cache_runtime = rt
         return super().compile(sig)
-
-
-def _register(dispatcher):
-    _dispatchers.append(dispatcher)
-    if _runtime is not None:
-        _attach_cache(dispatcher)
-    return dispatcher
 
 
 if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
@@ -302,7 +308,7 @@ if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
 def _dispatcher(fn, **options):
     targetoptions = {"nopython": True, "boundscheck": None, **options}
     cls = _SimDispatcher if CUDASIM else _HydroDispatcher
-    return _register(cls(py_func=fn, locals={}, targetoptions=targetoptions))
+    return cls(py_func=fn, locals={}, targetoptions=targetoptions)
 
 
 def device_fn(fn=None, *, inline: bool = True):
