@@ -104,6 +104,19 @@ def test_cache_follows_the_sources_a_kernel_can_inline(tmp_path):
     assert _python(code, env, tmp_path).split() == ["0", "1"]  # compiled again
 
 
+def test_a_kernel_is_keyed_on_what_it_can_inline_and_nothing_else():
+    from hydro.jit import _module_closure
+
+    refine = set(_module_closure("hydro.contact.refine"))
+    assert {"hydro.contact.refine", "hydro.sdf.sample", "hydro.sdf.layout", "hydro.contact.pair_setup",
+            "hydro.contact.interface", "hydro.backend", "hydro.jit"} <= refine
+    for m in ("hydro.contact.refine", "hydro.contact.marching", "hydro.contact.reduction", "hydro.sdf.build",
+              "hydro.sim.contact_data"):
+        closure = _module_closure(m)
+        assert not any(c.startswith(("hydro.scene", "hydro.tools", "hydro.contact.pipeline", "hydro.sim.simulation"))
+                       for c in closure), (m, closure)
+
+
 def test_parallel_and_serial_builds_are_cached_apart(tmp_path):
     # Numba's cache ignores options: under one name the serial build could be loaded for the
     # parallel one (kernels silently serial) or the reverse (a thread launch on every call).
