@@ -104,6 +104,24 @@ def test_cache_follows_the_sources_a_kernel_can_inline(tmp_path):
     assert _python(code, env, tmp_path).split() == ["0", "1"]  # compiled again
 
 
+def test_the_command_line_says_once_that_it_compiles_and_library_use_says_nothing(tmp_path):
+    from hydro.backend import COMPILING_MESSAGE
+
+    def run(announce, cache):
+        code = ("import numpy as np\n"
+                "from hydro.backend import Device, configure_runtime\n"
+                + ("configure_runtime(announce_compiles=True)\n" if announce else "")
+                + "out = np.zeros(4, np.int64)\n"
+                "assert Device('cpu').exclusive_scan(np.arange(3), out) == 3\n")
+        env = _env(NUMBA_CACHE_DIR=str(tmp_path / cache))
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stderr.splitlines()
+
+    assert run(True, "cli") == [COMPILING_MESSAGE]  # two kernels compiled, one line
+    assert run(True, "cli") == []  # loaded from the cache
+    assert run(False, "library") == []
+
+
 def test_a_kernel_is_keyed_on_what_it_can_inline_and_nothing_else():
     from hydro.jit import _module_closure
 
