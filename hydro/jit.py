@@ -306,6 +306,8 @@ if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
 
 
 def _dispatcher(fn, **options):
+    if numba.config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: plain Python, as numba.njit does
+        return fn
     targetoptions = {"nopython": True, "boundscheck": None, **options}
     cls = _SimDispatcher if CUDASIM else _HydroDispatcher
     return cls(py_func=fn, locals={}, targetoptions=targetoptions)
@@ -357,7 +359,7 @@ def {fn}(_n, {params}):
 
 def _launcher(template, name, variant, item):
     """Generate the launcher ``template`` around ``item`` (a Python function in item's module)."""
-    py_item = item.py_func
+    py_item = getattr(item, "py_func", item)
     params = list(inspect.signature(py_item).parameters.values())
     for p in params:
         if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty:
@@ -387,7 +389,7 @@ class Kernel:
     def __init__(self, name: str, item, *, serial_below: int = SERIAL_BELOW, cuda_build: bool = True):
         if name in KERNELS:
             raise ValueError(f"kernel name {name!r} is defined twice")
-        if not hasattr(item, "py_func"):
+        if not hasattr(item, "py_func") and not numba.config.DISABLE_JIT:
             item = device_fn(item)
         self.name = name
         self.item = item
