@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import device_fn, kernel
-from ..sdf.layout import F_ORIGIN
+from ..sdf.layout import BRICK, F_ORIGIN
 from ..sdf.sample import sdf_grid_brick, sdf_grid_brick_value, sdf_grid_phi, sdf_phi_reuse
 from .contacts import TF_DEPTH, TF_PRESSURE, TF_VERTICES, triangle_contact, triangle_is_contact, write_contact
 from .interface import interface_value
@@ -27,14 +27,18 @@ from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
                          PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B, b_dir_to_world, b_to_a, b_to_world)
 
-BLOCK_POINTS = 27  # grid points of a 2×2×2-voxel block
-# stored per point, in three runs of 27: eA, eB, f
+BLOCK_SAMPLES = 3  # grid points per edge of a 2×2×2-voxel block
+BLOCK_POINTS = BLOCK_SAMPLES**3  # 27, numbered x fastest
+# stored per point, in three runs of BLOCK_POINTS: eA, eB, f
 
 
 @device_fn
 def _point_index(q, c):
     """Index (0..26) of corner c of voxel q of a block (both numbered x fastest)."""
-    return (((q >> 2) & 1) + ((c >> 2) & 1)) * 9 + (((q >> 1) & 1) + ((c >> 1) & 1)) * 3 + (q & 1) + (c & 1)
+    x = (q & 1) + (c & 1)
+    y = ((q >> 1) & 1) + ((c >> 1) & 1)
+    z = ((q >> 2) & 1) + ((c >> 2) & 1)
+    return (z * BLOCK_SAMPLES + y) * BLOCK_SAMPLES + x
 
 
 @device_fn
@@ -91,10 +95,10 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     v0 = v1 = v2 = v3 = v4 = v5 = v6 = v7 = 0.0
     n_neg = 0
     for g in range(BLOCK_POINTS):
-        dx = g % 3
-        dy = (g // 3) % 3
-        dz = g // 9
-        if lx + dx == 8 or ly + dy == 8 or lz + dz == 8:
+        dx = g % BLOCK_SAMPLES
+        dy = (g // BLOCK_SAMPLES) % BLOCK_SAMPLES
+        dz = g // (BLOCK_SAMPLES * BLOCK_SAMPLES)
+        if lx + dx == BRICK or ly + dy == BRICK or lz + dz == BRICK:
             # a face shared with the next brick: its value is the next brick's (as everywhere
             # else: one value per grid point, or neighbouring blocks could disagree on a sign)
             eb = sdf_grid_phi(sb, i + dx, j + dy, k + dz, sdf) - mb
