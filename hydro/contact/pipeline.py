@@ -139,10 +139,10 @@ class HydroelasticPipeline:
     def _pair_setup(self, call, n_pairs) -> int:
         """Each pair's transforms, constants and range of B's bricks; the candidate brick count."""
         ws = self.workspace
-        self.pairs = PairView(ws.pair_f.array, ws.pair_i.array)
+        self._pair_view = PairView(ws.pair_f.array, ws.pair_i.array)
         self.device.launch(PAIR_SETUP, n_pairs, ws.pair_a.array, ws.pair_b.array, self.d_shape_sdf,
                            self.d_shape_stiffness, self.d_shape_margin, self.d_shape_gap, self.d_shape_env,
-                           ws.uploads["rot"], ws.uploads["pos"], self.sdf_view, self.pairs, ws.pair_counts.array)
+                           ws.uploads["rot"], ws.uploads["pos"], self.sdf_view, self._pair_view, ws.pair_counts.array)
         n_bricks = self.device.exclusive_scan(ws.pair_counts.array, ws.pair_offsets.array, n_pairs) if n_pairs else 0
         call.counts["candidate_bricks"] = n_bricks
         return n_bricks
@@ -153,7 +153,7 @@ class HydroelasticPipeline:
         interface = interface_code(self.config.interface)
         capacity = reserve(n_bricks, ws.cell_flags, ws.cell_offsets)
         call.note_overflow("cell_capacity", capacity, n_bricks)
-        inputs = (interface, ws.pair_offsets.array, n_pairs, self.pairs, self.sdf_view)
+        inputs = (interface, ws.pair_offsets.array, n_pairs, self._pair_view, self.sdf_view)
         n_cells = self._count_scan_scatter(call, REFINE_BRICKS, min(n_bricks, capacity), inputs, ws.cell_flags.array,
                                            ws.cell_offsets.array, ws.cells[0], "cell_capacity",
                                            scatter_serial_below=SERIAL_BELOW)
@@ -167,7 +167,7 @@ class HydroelasticPipeline:
             else:
                 out, setting = ws.cells[1 - level], "cell_capacity"
             reserve(n_cells, ws.cell_masks, ws.cell_flags, ws.cell_offsets)
-            inputs = (2 * size, interface, in_pair.array, in_ijk.array, self.pairs, self.sdf_view, ws.cell_masks.array)
+            inputs = (2 * size, interface, in_pair.array, in_ijk.array, self._pair_view, self.sdf_view, ws.cell_masks.array)
             n_cells = self._count_scan_scatter(call, REFINE_CHILDREN, n_cells, inputs, ws.cell_flags.array,
                                                ws.cell_offsets.array, out, setting, scatter_serial_below=SERIAL_BELOW)
             call.counts[f"cells_{size}"] = n_cells
@@ -178,7 +178,7 @@ class HydroelasticPipeline:
         ws = self.workspace
         reserve(n_blocks, ws.block_corners, ws.block_counts, ws.block_offsets)
         inputs = (interface_code(self.config.interface), float(self.config.mc_edge_clamp_min), ws.block_pair.array,
-                  ws.block_ijk.array, self.pairs, self.sdf_view, ws.block_corners.array)
+                  ws.block_ijk.array, self._pair_view, self.sdf_view, ws.block_corners.array)
         outputs = (ws.contact_f, ws.contact_i, ws.triangles() if triangles else ws.no_triangles)
         n_tri = self._count_scan_scatter(call, MARCHING_CUBES, n_blocks, inputs, ws.block_counts.array,
                                          ws.block_offsets.array, outputs, "contact_capacity")
