@@ -90,7 +90,8 @@ def test_cache_follows_the_sources_a_kernel_can_inline(tmp_path):
             "from test_contact_data import random_case\n"
             "from hydro.sim import contact_data as C\n"
             f"assert C.__file__.startswith({str(src)!r}), C.__file__\n"
-            "C.launch_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3, points_in_world_space=False)\n"
+            "C.launch_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3,\n"
+            "                      points_in_world_space=False)\n"
             "s = C.CONTACT_DATA_EMIT.serial.stats\n"
             "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n")
     env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(src))
@@ -143,8 +144,9 @@ def test_parallel_and_serial_builds_are_cached_apart(tmp_path):
         "from hydro.sdf.layout import SDFView\n"
         "k = S.SAMPLE_PHI\n"
         "print(k.parallel.py_func.__qualname__, k.serial.py_func.__qualname__)\n"
-        "view = SDFView(np.zeros((1, 10)), np.zeros((1, 11), np.int32), np.zeros(1, np.int32), np.zeros(1, np.float32),\n"
-        "               np.zeros(1, np.float32), np.zeros(1, np.uint16), np.zeros(1, np.uint8))\n"
+        "z = np.zeros\n"
+        "view = SDFView(z((1, 10)), z((1, 11), np.int32), z(1, np.int32), z(1, np.float32), z(1, np.float32),\n"
+        "               z(1, np.uint16), z(1, np.uint8))\n"
         "args = (np.zeros(1, np.int32), np.zeros((1, 3)), view, np.zeros(1))\n"
         "k.parallel(0, *args); k.serial(0, *args)\n"
     )

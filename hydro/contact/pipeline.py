@@ -167,7 +167,8 @@ class HydroelasticPipeline:
             else:
                 out, setting = ws.cells[1 - level], "cell_capacity"
             reserve(n_cells, ws.cell_masks, ws.cell_flags, ws.cell_offsets)
-            inputs = (2 * size, interface, in_pair.array, in_ijk.array, self._pair_view, self.sdf_view, ws.cell_masks.array)
+            inputs = (2 * size, interface, in_pair.array, in_ijk.array, self._pair_view, self.sdf_view,
+                      ws.cell_masks.array)
             n_cells = self._count_scan_scatter(call, REFINE_CHILDREN, n_cells, inputs, ws.cell_flags.array,
                                                ws.cell_offsets.array, out, setting, scatter_serial_below=SERIAL_BELOW)
             call.counts[f"cells_{size}"] = n_cells

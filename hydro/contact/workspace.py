@@ -63,11 +63,12 @@ class ContactWorkspace:
 
     | buffers | setting | per entry |
     |---|---|---|
-    | ``pair_a``, ``pair_b``, ``pair_f``, ``pair_i``, ``pair_counts``, ``pair_offsets`` | ``pair_capacity`` | a pair |
-    | ``cell_flags``, ``cell_offsets``, ``cell_masks``, ``cells`` (two levels of pair, ijk) | ``cell_capacity`` | a cell |
-    | ``block_pair``, ``block_ijk``, ``block_corners``, ``block_counts``, ``block_offsets`` | ``block_capacity`` | a block |
-    | ``contact_f``, ``contact_i``, ``triangle_f`` (when asked for) | ``contact_capacity`` | a patch contact |
-    | ``reduced_f``, ``reduced_i`` | ``reduced_contact_capacity`` | a reduced contact |
+    | ``pair_a``, ``pair_b``, ``pair_f``, ``pair_i``, ``pair_counts``, ``pair_offsets`` | ``pair_capacity`` | pair |
+    | ``cell_flags``, ``cell_offsets``, ``cell_masks``, ``cells`` (2 levels: pair, ijk) | ``cell_capacity`` | cell |
+    | ``block_pair``, ``block_ijk``, ``block_corners``, ``block_counts``, | ``block_capacity`` | block |
+    | ``block_offsets`` |  |  |
+    | ``contact_f``, ``contact_i``, ``triangle_f`` (when asked for) | ``contact_capacity`` | patch contact |
+    | ``reduced_f``, ``reduced_i`` | ``reduced_contact_capacity`` | reduced contact |
     """
 
     def __init__(self, device, config, *, hydro_shape_count: int, brick_count: int, fine_brick_count: int):

@@ -157,7 +157,8 @@ def _gap2(lo, hi, p):
 @cpu_jit
 def _box_dist2(px, py, pz, lo, hi, node):
     """Squared distance from p to the box of ``node`` (0 inside)."""
-    return _gap2(lo[node, 0], hi[node, 0], px) + _gap2(lo[node, 1], hi[node, 1], py) + _gap2(lo[node, 2], hi[node, 2], pz)
+    return (_gap2(lo[node, 0], hi[node, 0], px) + _gap2(lo[node, 1], hi[node, 1], py)
+            + _gap2(lo[node, 2], hi[node, 2], pz))
 
 
 @cpu_jit
