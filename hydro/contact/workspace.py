@@ -65,8 +65,8 @@ class ContactWorkspace:
     |---|---|---|
     | ``pair_a``, ``pair_b``, ``pair_f``, ``pair_i``, ``pair_counts``, ``pair_offsets`` | ``pair_capacity`` | pair |
     | ``cell_flags``, ``cell_offsets``, ``cell_masks``, ``cells`` (2 levels: pair, ijk) | ``cell_capacity`` | cell |
-    | ``block_pair``, ``block_ijk``, ``block_corners``, ``block_counts``, | ``block_capacity`` | block |
-    | ``block_offsets`` |  |  |
+    | ``block_pair``, ``block_ijk``, ``block_corners`` (eA, eB, f at its points), ``block_counts``, | | |
+    | ``block_offsets`` | ``block_capacity`` | block |
     | ``contact_f``, ``contact_i``, ``triangle_f`` (when asked for) | ``contact_capacity`` | patch contact |
     | ``reduced_f``, ``reduced_i`` | ``reduced_contact_capacity`` | reduced contact |
     """
