@@ -1,172 +1,26 @@
-"""Two execution targets from one source.
+"""Where kernels run: :class:`Device` (the CPU through Numba, or CUDA), its arrays, launches and
+the exclusive prefix sum that every count → scan → scatter stage is built on.
 
-Every kernel in hydro is written once as an *item function*: a ``@device_fn`` that does the
-work for one index ``i``. Each stage then wraps it in two three-line launchers:
-
-- a CPU kernel, ``@cpu_kernel``: ``for i in prange(n): item(i, ...)`` compiled by Numba both
-  parallel (large launches) and serial (small ones, no threading overhead);
-- a CUDA kernel, ``@cuda_kernel``: ``i = cuda.grid(1); if i < n: item(i, ...)``.
-
-Both launchers call the very same ``@device_fn`` helpers, so no formula exists twice. A
-:class:`Device` runs a :class:`KernelPair` on either target, allocates and moves arrays, and
-provides the exclusive prefix sum that every count → scan → scatter stage is built on.
-
-Under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` set before Numba is imported) device
-helpers receive simulator arrays, which compiled Numba code cannot unbox; ``device_fn`` then
-returns a dispatcher that runs the helper's Python source for such calls, and compiled code
-otherwise, so the CPU kernels keep working in the same process.
+Kernels and device helpers are defined with :mod:`hydro.jit` (re-exported here: ``device_fn``,
+``kernel``, ``configure_runtime`` …): one item function per kernel, compiled for the CPU
+(parallel and serial) and for CUDA.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 import numba
-from numba import cuda, njit, prange
+from numba import cuda
 
-__all__ = [
-    "CUDASIM",
-    "Device",
-    "KernelPair",
-    "cpu_kernel",
-    "cuda_kernel",
-    "device_fn",
-    "get_device",
-    "KERNELS",
-]
+from . import jit as _jit
+from .jit import (COMPILING_MESSAGE, CUDASIM, KERNELS, SERIAL_BELOW, Kernel, _record,  # noqa: F401  (re-exported)
+                  configure_runtime, cpu_jit, default_cache_folder, device_fn, kernel, record_signatures)
 
-CUDASIM = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+__all__ = ["Device", "find_segment", "get_device", "lower_bound", *_jit.__all__]
 
 
-def _source_digest() -> str:
-    """A digest of hydro's own source files."""
-    import hashlib
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha1()
-    for root, _, files in sorted(os.walk(here)):
-        for name in sorted(files):
-            if name.endswith(".py"):
-                with open(os.path.join(root, name), "rb") as f:
-                    h.update(name.encode() + f.read())
-    return h.hexdigest()[:12]
-
-
-# Numba's on-disk cache notices a change in a kernel's own file only, not in the helpers it
-# inlines from other files: an edited or upgraded hydro could load stale (slow, or wrong)
-# machine code. Hydro's kernels are therefore cached under a folder named after a digest of
-# all of hydro's sources (inside NUMBA_CACHE_DIR when set, else ~/.cache/hydro-numba).
-# The simulator's process compiles the same CPU kernels around different (Python-running)
-# helpers, so it keeps its own folder.
-_cache_root = numba.config.CACHE_DIR or os.path.join(os.path.expanduser("~"), ".cache", "hydro-numba")
-numba.config.CACHE_DIR = os.path.join(_cache_root, f"hydro-{_source_digest()}" + ("-cudasim" if CUDASIM else ""))
-
-# Threads: Numba's OpenMP layer starts a parallel loop in ~2 µs on a quiet 2-core machine
-# (the work-queue layer in 60–120 µs), but its spinning workers can stall for milliseconds when
-# other processes compete for the cores. Passive waiting keeps the OpenMP layer predictable
-# (~45 µs a launch); small launches run serially anyway (``SERIAL_BELOW``). Set
-# OMP_WAIT_POLICY=ACTIVE for the fastest launches on a dedicated machine; a user's own
-# NUMBA_THREADING_LAYER or OMP_WAIT_POLICY is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-#: Launches below this many items run the serial CPU build (no thread start-up cost), unless
-#: the kernel says otherwise (``KernelPair(..., serial_below=...)`` for heavy items).
-SERIAL_BELOW = 2048
-
-if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
-    from numba.core.registry import CPUDispatcher
-    from numba.cuda.simulator.cudadrv.devicearray import (
-        FakeCUDAArray,
-        FakeWithinKernelCUDAArray,
-    )
-
-    _FAKE_ARRAYS = (FakeCUDAArray, FakeWithinKernelCUDAArray)
-
-    class _SimDispatcher(CPUDispatcher):
-        """A CPU dispatcher that runs the Python source when given simulator arrays."""
-
-        def __call__(self, *args, **kws):
-            for a in args:
-                if isinstance(a, _FAKE_ARRAYS):
-                    return self.py_func(*args, **kws)
-            return super().__call__(*args, **kws)
-
-
-def device_fn(fn=None, *, inline: bool = True):
-    """Declare a device helper: plain math callable from CPU and CUDA kernels alike.
-
-    Helpers may use scalars, tuples, array indexing, loops and ``math``; no allocation, no
-    exceptions, no Python objects, so that the same source compiles for CUDA. Helpers are
-    inlined into their callers by default: a call that passes many arrays would otherwise
-    cost more than the work it does.
-    """
-
-    def wrap(f):
-        opts = {"cache": True}
-        if inline:
-            opts["inline"] = "always"
-        if CUDASIM:
-            d = _SimDispatcher(f, targetoptions={"nopython": True, **({"inline": "always"} if inline else {})})
-            return d
-        return njit(**opts)(f)
-
-    return wrap(fn) if fn is not None else wrap
-
-
-def _renamed(fn, suffix: str):
-    """The same function under another qualified name (Numba names cache files after it)."""
-    import types
-
-    g = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
-    g.__qualname__ = fn.__qualname__ + suffix
-    g.__module__ = fn.__module__
-    return g
-
-
-class CPUKernel:
-    """A CPU launcher compiled twice from one source: parallel and serial.
-
-    Numba's cache keys a function by its name, signature and bytecode, not by its options: the
-    serial build is given a name of its own, or one build would be loaded for the other.
-    """
-
-    def __init__(self, fn):
-        self.py_func = fn
-        self.name = fn.__name__
-        self.parallel = njit(parallel=True, cache=True)(fn)
-        self.serial = njit(cache=True)(_renamed(fn, "__serial"))
-
-    def __call__(self, n, *args, serial_below=SERIAL_BELOW):
-        (self.parallel if n >= serial_below else self.serial)(n, *args)
-
-
-def cpu_kernel(fn):
-    """Decorate a CPU launcher ``f(n, *args)`` that loops ``for i in prange(n)``."""
-    return CPUKernel(fn)
-
-
-def cuda_kernel(fn):
-    """Decorate a CUDA launcher ``f(n, *args)`` that runs one item per thread."""
-    return cuda.jit(fn)
-
-
-#: Every kernel pair defined in hydro, by name (the PTX test compiles each one).
-KERNELS: dict[str, "KernelPair"] = {}
-
-
-class KernelPair:
-    """The CPU and CUDA launchers of one kernel, registered under a unique name."""
-
-    def __init__(self, name: str, cpu: CPUKernel, cuda_fn, *, serial_below: int = SERIAL_BELOW):
-        if name in KERNELS:
-            raise ValueError(f"kernel name {name!r} is defined twice")
-        self.name = name
-        self.cpu = cpu
-        self.cuda = cuda_fn
-        self.serial_below = int(serial_below)
-        KERNELS[name] = self
+# ============================================================================================
+# Small device helpers shared by several stages
 
 
 @device_fn
@@ -183,63 +37,56 @@ def find_segment(offsets, count, item):
     return lo
 
 
-# --------------------------------------------------------------------------------------------
-# Signature recording (for the PTX compile test)
-
-_recorded: dict[str, tuple] | None = None
-
-
-@contextlib.contextmanager
-def record_signatures():
-    """Record the Numba argument types of every kernel launched inside the block."""
-    global _recorded
-    prev = _recorded
-    _recorded = {}
-    try:
-        yield _recorded
-    finally:
-        _recorded = prev
-
-
-def _record(kp: KernelPair, args):
-    if _recorded is not None and kp.name not in _recorded:
-        _recorded[kp.name] = tuple(numba.typeof(a) for a in args)
+@device_fn
+def lower_bound(keys, count, value):
+    """The first index ``k`` in ``0 .. count`` with ``keys[k] >= value`` (``keys`` ascending)."""
+    lo = 0
+    hi = count
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 # --------------------------------------------------------------------------------------------
 # Exclusive prefix sum
 
 
-@cpu_kernel
-def _scan_chunk_sums_cpu(n, values, count, chunk, sums_out):
-    for c in prange(n):
-        start = c * chunk
-        stop = min(start + chunk, count)
-        s = 0
-        for i in range(start, stop):
-            s += values[i]
-        sums_out[c] = s
+@device_fn
+def _scan_chunk_sums_item(c, values, count, chunk, sums_out):
+    start = c * chunk
+    stop = min(start + chunk, count)
+    s = 0
+    for i in range(start, stop):
+        s += values[i]
+    sums_out[c] = s
 
 
-@cpu_kernel
-def _scan_chunk_write_cpu(n, values, count, chunk, chunk_offsets, out):
-    for c in prange(n):
-        start = c * chunk
-        stop = min(start + chunk, count)
-        s = chunk_offsets[c]
-        for i in range(start, stop):
-            out[i] = s
-            s += values[i]
-        if stop == count and start < stop:
-            out[count] = s
-        if count == 0:
-            out[0] = 0
+@device_fn
+def _scan_chunk_write_item(c, values, count, chunk, chunk_offsets, out):
+    start = c * chunk
+    stop = min(start + chunk, count)
+    s = chunk_offsets[c]
+    for i in range(start, stop):
+        out[i] = s
+        s += values[i]
+    if stop == count and start < stop:
+        out[count] = s
+    if count == 0:
+        out[0] = 0
 
+
+# CPU only: the CUDA scan below works in shared memory
+_SCAN_CHUNK_SUMS = kernel("exclusive_scan.chunk_sums", _scan_chunk_sums_item, cuda=False)
+_SCAN_CHUNK_WRITE = kernel("exclusive_scan.chunk_write", _scan_chunk_write_item, cuda=False)
 
 _SCAN_TPB = 256  # threads per block of the CUDA scan (a power of two)
 
 
-@cuda_kernel
+@cuda.jit
 def _scan_block_cuda(n, values, out, block_sums):
     # Inclusive Hillis–Steele scan of one block in shared memory, written exclusive to out.
     buf = cuda.shared.array(_SCAN_TPB, numba.int64)
@@ -265,7 +112,7 @@ def _scan_block_cuda(n, values, out, block_sums):
         block_sums[cuda.blockIdx.x] = buf[t]
 
 
-@cuda_kernel
+@cuda.jit
 def _scan_add_cuda(n, out, block_offsets, values):
     i = cuda.grid(1)
     if i < n:
@@ -274,7 +121,7 @@ def _scan_add_cuda(n, out, block_offsets, values):
             out[n] = out[i] + values[i]
 
 
-# --------------------------------------------------------------------------------------------
+# ============================================================================================
 # Devices
 
 
@@ -282,7 +129,7 @@ class Device:
     """An execution target: ``"cpu"`` (Numba, parallel) or ``"cuda"`` (Numba CUDA).
 
     Arrays on the CPU are NumPy arrays; on CUDA they are device arrays. Kernels are launched
-    with :meth:`launch`, which runs ``n`` items of a :class:`KernelPair`.
+    with :meth:`launch`, which runs ``n`` items of a :class:`Kernel`.
     """
 
     def __init__(self, name: str = "cpu", *, threads_per_block: int = 128):
@@ -352,8 +199,8 @@ class Device:
             cuda.synchronize()
 
     # -- launches -----------------------------------------------------------------------------
-    def launch(self, kp: KernelPair, n: int, *args, serial_below: int | None = None):
-        """Run items ``0 .. n-1`` of kernel pair ``kp`` on this device.
+    def launch(self, k: Kernel, n: int, *args, serial_below: int | None = None):
+        """Run items ``0 .. n-1`` of kernel ``k`` on this device.
 
         ``serial_below`` overrides the kernel's own threshold for running serially on the CPU
         (e.g. for a scatter pass whose items are cheap).
@@ -361,12 +208,12 @@ class Device:
         n = int(n)
         if n <= 0:
             return
-        _record(kp, (n,) + args)
+        _record(k.name, (n,) + args)
         if self.is_cuda:
             tpb = self.threads_per_block
-            kp.cuda[(n + tpb - 1) // tpb, tpb](n, *args)
+            k.cuda[(n + tpb - 1) // tpb, tpb](n, *args)
         else:
-            kp.cpu(n, *args, serial_below=kp.serial_below if serial_below is None else serial_below)
+            k.cpu(n, *args, serial_below=serial_below)
 
     def exclusive_scan(self, values, out, count: int | None = None) -> int:
         """Exclusive prefix sum of ``values[:count]`` into ``out[:count+1]``; returns the total.
@@ -381,11 +228,11 @@ class Device:
             chunk = max(4096, (count + 7) // 8)
             nchunks = max(1, (count + chunk - 1) // chunk)
             sums = self.scratch("scan.sums", nchunks, np.int64)
-            _scan_chunk_sums_cpu(nchunks, values, count, chunk, sums)
+            self.launch(_SCAN_CHUNK_SUMS, nchunks, values, count, chunk, sums)
             offsets = self.scratch("scan.offsets", nchunks, np.int64)
             offsets[0] = 0
             np.cumsum(sums[: nchunks - 1], out=offsets[1:nchunks])
-            _scan_chunk_write_cpu(nchunks, values, count, chunk, offsets, out)
+            self.launch(_SCAN_CHUNK_WRITE, nchunks, values, count, chunk, offsets, out)
         return int(self.read_scalar(out, count))
 
     def _scan_cuda(self, values, out, count: int, level: int = 0):
@@ -394,8 +241,7 @@ class Device:
             return
         nblocks = (count + _SCAN_TPB - 1) // _SCAN_TPB
         block_sums = self.scratch(f"scan.block_sums.{level}", nblocks, np.int64)
-        if _recorded is not None:
-            _recorded.setdefault("exclusive_scan.block", tuple(numba.typeof(a) for a in (count, values, out, block_sums)))
+        _record("exclusive_scan.block", (count, values, out, block_sums))
         _scan_block_cuda[nblocks, _SCAN_TPB](count, values, out, block_sums)
         block_offsets = self.scratch(f"scan.block_offsets.{level}", nblocks + 1, np.int64)
         if nblocks == 1:

@@ -220,8 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from .backend import configure_runtime
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure_runtime(announce_compiles=True)
     try:
         return int(args.func(args) or 0)
     except (ValueError, UsageError, FileNotFoundError, OSError, RuntimeError) as exc:

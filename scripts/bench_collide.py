@@ -24,6 +24,7 @@ import tracemalloc
 
 import numpy as np
 
+from hydro.backend import configure_runtime
 from hydro.contact.config import HydroelasticConfig
 from hydro.geometry import Box
 from hydro.scene.model import ModelBuilder
@@ -53,12 +54,13 @@ def boxes_on_ground(n, *, depth=0.002, height=0.1, stiffness=1e9):
 
 
 def workspace_bytes(pipe):
+    ws = pipe.workspace
     total = 0
-    for v in vars(pipe).values():
+    for v in vars(ws).values():  # the buffers of whole stages (as this column always counted)
         arr = getattr(v, "array", None)
         if arr is not None and hasattr(arr, "nbytes"):
             total += arr.nbytes
-    red = pipe.reduction
+    red = ws.reduction
     total += red.groups.nbytes + red.slot_f.nbytes + red.slot_i.nbytes
     return total
 
@@ -91,6 +93,7 @@ def main():
     ap.add_argument("--max-boxes", type=int, default=4096)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda", "both"])
     args = ap.parse_args()
+    configure_runtime(announce_compiles=True)
     from numba import cuda
 
     devices = ["cpu", "cuda"] if args.device == "both" else [args.device]

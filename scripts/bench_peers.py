@@ -172,6 +172,9 @@ def main(argv=None):
     ap.add_argument("--depth", type=float, default=0.01)
     ap.add_argument("--resolutions", default="64,128")
     args = ap.parse_args(argv)
+    from hydro.backend import configure_runtime
+
+    configure_runtime(announce_compiles=True)
     try:
         import pydrake  # noqa: F401
     except ImportError:

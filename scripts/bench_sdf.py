@@ -18,7 +18,7 @@ import numpy as np
 from hydro.geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Sphere
 from hydro.sdf import SDFSettings, build_sdf
 from hydro.sdf.sample import SAMPLE_PHI
-from hydro.backend import Device
+from hydro.backend import Device, configure_runtime
 
 
 def ten_k_mesh():
@@ -42,6 +42,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--points", type=int, default=2_000_000)
     args = ap.parse_args()
+    configure_runtime(announce_compiles=True)
     threads = os.environ.get("NUMBA_NUM_THREADS", "all cores")
     print(f"# hydro SDF benchmark — CPU, NUMBA_NUM_THREADS={threads}, median of {args.repeat}")
     shapes = [("sphere r=0.1", Sphere(0.1)), ("box 0.1x0.2x0.3", Box((0.1, 0.2, 0.3))),
@@ -63,16 +64,16 @@ def main():
             t_build = median_time(lambda: build_sdf(g, settings), repeat)
             sdf = build_sdf(g, settings)
             m = sdf.memory()
-            arrays = sdf.pack().arrays(dev)
+            view = sdf.pack().view(dev)
             pts = rng.uniform(sdf.box_lo, sdf.box_hi, size=(args.points, 3))
             ids = np.zeros(len(pts), dtype=np.int32)
             out = np.empty(len(pts))
-            dev.launch(SAMPLE_PHI, len(pts), ids, pts, *arrays, out)
-            t_rand = median_time(lambda: dev.launch(SAMPLE_PHI, len(pts), ids, pts, *arrays, out), args.repeat)
+            dev.launch(SAMPLE_PHI, len(pts), ids, pts, view, out)
+            t_rand = median_time(lambda: dev.launch(SAMPLE_PHI, len(pts), ids, pts, view, out), args.repeat)
             key = np.floor((pts - sdf.box_lo) / sdf.voxel_size).astype(np.int64)
             order = np.lexsort((key[:, 0], key[:, 1], key[:, 2]))
             pts_sorted = np.ascontiguousarray(pts[order])
-            t_grid = median_time(lambda: dev.launch(SAMPLE_PHI, len(pts), ids, pts_sorted, *arrays, out),
+            t_grid = median_time(lambda: dev.launch(SAMPLE_PHI, len(pts), ids, pts_sorted, view, out),
                                  args.repeat)
             print(f"{name:<28} {res:>4} {t_build * 1e3:>9.1f} {sdf.fine_brick_count:>8d}/{sdf.brick_count:<9d} "
                   f"{m.total_bytes / 1024:>9.1f} {100 * m.total_bytes / m.dense_same_format_bytes:>12.1f} "

@@ -137,6 +137,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--out", default=None, help="also write the timing table (Markdown) here")
     args = ap.parse_args(argv)
+    from hydro.backend import configure_runtime
+
+    configure_runtime(announce_compiles=True)
     from numba import cuda
 
     import numba

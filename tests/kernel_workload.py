@@ -16,6 +16,7 @@ def exercise_all_kernels(device):
     ids = np.array([0, 1, 0, 1])
     pack.sample(ids, pts, device=device)
     pack.sample_grad(ids, pts, device=device)
+    pack.grid_values(1, (0, 0, 0), (3, 2, 1), device=device)
 
     m = shapes([Box((0.3, 0.3, 0.1)), Sphere(0.05)], resolution=16)
     poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045))])

@@ -1,7 +1,15 @@
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from hydro.backend import KERNELS, Device, get_device
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 4096, 4097, 100_003])
@@ -37,48 +45,114 @@ def test_kernel_registry_names_are_unique_and_paired():
     import hydro.sdf  # noqa: F401  (registers its kernels)
 
     assert KERNELS, "no kernels registered"
-    for name, kp in KERNELS.items():
-        assert kp.name == name
-        assert kp.cpu is not None and kp.cuda is not None
+    for name, k in KERNELS.items():
+        assert k.name == name
+        assert k.parallel is not None and k.serial is not None
+        assert k.cuda is not None or name.startswith("exclusive_scan."), name  # only the CPU scan is CPU-only
 
 
-def test_kernels_are_cached_under_a_digest_of_the_sources(tmp_path):
-    # Numba's cache only sees a kernel's own file; hydro keys its cache folder on all sources.
-    import subprocess
-    import sys
+def _python(code, env, cwd=None):
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout
 
-    code = "import hydro.backend, numba; print(numba.config.CACHE_DIR)"
-    env = dict(__import__("os").environ, NUMBA_CACHE_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    from hydro.backend import _source_digest
 
-    assert out.stdout.strip() == str(tmp_path / f"hydro-{_source_digest()}")
-    # the simulator's process compiles the CPU kernels around Python-running helpers: its own folder
-    env["NUMBA_ENABLE_CUDASIM"] = "1"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == str(tmp_path / f"hydro-{_source_digest()}-cudasim")
+def _env(**changes):
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "NUMBA_ENABLE_CUDASIM")}
+    env.update(changes)
+    return env
+
+
+def test_importing_hydro_changes_nothing_outside_it(tmp_path):
+    # Numba's configuration and the threading environment are left alone until the runtime is set up
+    code = ("import os, numba\n"
+            "before = numba.config.CACHE_DIR\n"
+            "import hydro, hydro.contact.pipeline, hydro.sim.contact_data, hydro.sdf\n"
+            "print(numba.config.CACHE_DIR == before, os.environ.get('OMP_WAIT_POLICY'))\n"
+            "hydro.backend.configure_runtime()\n"
+            "print(numba.config.CACHE_DIR == before, os.environ.get('OMP_WAIT_POLICY'))\n"
+            "print(hydro.jit._runtime.cache_folder)\n")
+    out = _python(code, _env(NUMBA_CACHE_DIR=str(tmp_path))).split("\n")
+    assert out[:3] == ["True None", "True PASSIVE", str(tmp_path / "hydro-numba")]
+    # a user's own setting wins; the simulator's process keeps its own folder
+    out = _python(code, _env(NUMBA_CACHE_DIR=str(tmp_path), OMP_WAIT_POLICY="ACTIVE", NUMBA_ENABLE_CUDASIM="1"))
+    assert out.split("\n")[:3] == ["True ACTIVE", "True ACTIVE", str(tmp_path / "hydro-numba-cudasim")]
+
+
+def test_cache_follows_the_sources_a_kernel_can_inline(tmp_path):
+    # Numba's own cache sees a kernel's file only. Hydro keys each kernel on a digest of its module
+    # and the hydro modules it imports: an edit to an inlined helper in another file
+    # (quat_rotate_one in transforms.py, inlined by contact_data's emit kernel) recompiles it, an
+    # edit to an unrelated file (the USD reader) does not.
+    src = tmp_path / "src"
+    shutil.copytree(os.path.join(ROOT, "hydro"), src / "hydro", ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import sys\n"
+            f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+            "from test_contact_data import random_case\n"
+            "from hydro.sim import contact_data as C\n"
+            f"assert C.__file__.startswith({str(src)!r}), C.__file__\n"
+            "C.launch_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3,\n"
+            "                      points_in_world_space=False)\n"
+            "s = C.CONTACT_DATA_EMIT.serial.stats\n"
+            "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n")
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(src))
+    assert _python(code, env, tmp_path).split() == ["0", "1"]  # compiled
+    assert _python(code, env, tmp_path).split() == ["1", "0"]  # loaded
+    with open(src / "hydro" / "scene" / "usd_io.py", "a") as f:
+        f.write("\n# an unrelated edit\n")
+    assert _python(code, env, tmp_path).split() == ["1", "0"]  # still loaded
+    with open(src / "hydro" / "transforms.py", "a") as f:
+        f.write("\n# an edit beside an inlined helper\n")
+    assert _python(code, env, tmp_path).split() == ["0", "1"]  # compiled again
+
+
+def test_the_command_line_says_once_that_it_compiles_and_library_use_says_nothing(tmp_path):
+    from hydro.backend import COMPILING_MESSAGE
+
+    def run(announce, cache):
+        code = ("import numpy as np\n"
+                "from hydro.backend import Device, configure_runtime\n"
+                + ("configure_runtime(announce_compiles=True)\n" if announce else "")
+                + "out = np.zeros(4, np.int64)\n"
+                "assert Device('cpu').exclusive_scan(np.arange(3), out) == 3\n")
+        env = _env(NUMBA_CACHE_DIR=str(tmp_path / cache))
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stderr.splitlines()
+
+    assert run(True, "cli") == [COMPILING_MESSAGE]  # two kernels compiled, one line
+    assert run(True, "cli") == []  # loaded from the cache
+    assert run(False, "library") == []
+
+
+def test_a_kernel_is_keyed_on_what_it_can_inline_and_nothing_else():
+    from hydro.jit import _module_closure
+
+    refine = set(_module_closure("hydro.contact.refine"))
+    assert {"hydro.contact.refine", "hydro.sdf.sample", "hydro.sdf.layout", "hydro.contact.pair_setup",
+            "hydro.contact.interface", "hydro.backend", "hydro.jit"} <= refine
+    for m in ("hydro.contact.refine", "hydro.contact.marching", "hydro.contact.reduction", "hydro.sdf.build",
+              "hydro.sim.contact_data"):
+        closure = _module_closure(m)
+        assert not any(c.startswith(("hydro.scene", "hydro.tools", "hydro.contact.pipeline", "hydro.sim.simulation"))
+                       for c in closure), (m, closure)
 
 
 def test_parallel_and_serial_builds_are_cached_apart(tmp_path):
     # Numba's cache ignores options: under one name the serial build could be loaded for the
     # parallel one (kernels silently serial) or the reverse (a thread launch on every call).
-    import glob
-    import subprocess
-    import sys
-
     code = (
         "import numpy as np, hydro.sdf.sample as S\n"
-        "k = S.SAMPLE_PHI.cpu\n"
+        "from hydro.sdf.layout import SDFView\n"
+        "k = S.SAMPLE_PHI\n"
         "print(k.parallel.py_func.__qualname__, k.serial.py_func.__qualname__)\n"
-        "args = (np.zeros(1, np.int32), np.zeros((1, 3)), np.zeros((1, 10)), np.zeros((1, 11), np.int32),\n"
-        "        np.zeros(1, np.int32), np.zeros(1, np.float32), np.zeros(1, np.float32),\n"
-        "        np.zeros(1, np.uint16), np.zeros(1, np.uint8), np.zeros(1))\n"
+        "z = np.zeros\n"
+        "view = SDFView(z((1, 10)), z((1, 11), np.int32), z(1, np.int32), z(1, np.float32), z(1, np.float32),\n"
+        "               z(1, np.uint16), z(1, np.uint8))\n"
+        "args = (np.zeros(1, np.int32), np.zeros((1, 3)), view, np.zeros(1))\n"
         "k.parallel(0, *args); k.serial(0, *args)\n"
     )
-    env = dict(__import__("os").environ, NUMBA_CACHE_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    parallel_name, serial_name = out.stdout.split()
+    out = _python(code, _env(NUMBA_CACHE_DIR=str(tmp_path)))
+    parallel_name, serial_name = out.split()
     assert parallel_name != serial_name
     index = {p.rsplit("/", 1)[-1] for p in glob.glob(str(tmp_path / "**" / "*.nbi"), recursive=True)}
-    stems = {name.split(".", 1)[1].split("-", 1)[0] for name in index}  # "module.qualname-line.py311.nbi"
+    stems = {name.rsplit(".", 2)[0].rsplit(".", 1)[-1] for name in index}  # "module.qualname.py311.nbi"
     assert {parallel_name, serial_name} <= stems, index

@@ -306,7 +306,7 @@ def test_a_tiny_capacity_reports_the_setting_and_writes_nothing_past_it(setting,
     if setting == "contact_capacity":
         assert len(res.contacts) == value
         # the guard slot after the capacity is still the NaN it was filled with
-        assert np.all(np.isnan(pipe.device.to_host(pipe.contact_f.array)[value]))
+        assert np.all(np.isnan(pipe.device.to_host(pipe.workspace.contact_f.array)[value]))
     with pytest.raises(ContactOverflowError, match=f"raise HydroelasticConfig.{setting}"):
         HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, overflow="raise",
                                                    **{setting: value})).collide(poses)
@@ -321,10 +321,11 @@ def test_automatic_capacities_grow_instead_of_dropping():
     m = shapes([Box((0.5, 0.5, 0.2)), Box((0.1, 0.1, 0.1))], stiffness=K)
     poses = np.array([pose((0, 0, -0.1)), pose((0, 0, 0.045))])
     pipe = HydroelasticPipeline(m, NO_REDUCE)
-    pipe.contact_f.capacity = pipe.contact_i.capacity = 10  # pretend the estimate was too small
+    ws = pipe.workspace
+    ws.contact_f.capacity = ws.contact_i.capacity = 10  # pretend the estimate was too small
     res = pipe.collide(poses)
     assert not res.overflow and len(res.contacts) > 10
-    assert pipe.contact_f.capacity >= len(res.contacts)
+    assert ws.contact_f.capacity >= len(res.contacts)
 
 
 def test_nan_pose_names_the_shape():
@@ -358,17 +359,13 @@ def test_shapes_of_one_body_or_other_envs_never_pair():
 
 
 def test_the_workspace_is_reused_across_calls():
-    from hydro.contact.pipeline import _Buffer
-
     m, poses = sphere_on_box(0.01)
     pipe = HydroelasticPipeline(m, HydroelasticConfig())
     pipe.collide(poses)
 
     def buffers():
-        ids = {name: id(b.array) for name, b in vars(pipe).items() if isinstance(b, _Buffer)}
-        ids.update({f"upload.{k}": id(v) for k, v in pipe._uploads.items()})
+        ids = {name: id(a) for name, a in pipe.workspace.buffers().items()}
         ids.update({f"scratch.{k}": id(v) for k, v in pipe.device._scratch_arrays.items()})
-        ids["reduction.groups"] = id(pipe.reduction.groups)
         return ids
 
     first = buffers()

@@ -2,6 +2,8 @@
 
 Stages, in the order :class:`~hydro.contact.pipeline.HydroelasticPipeline` calls them:
 ``broad_phase`` → ``pair_setup`` → ``refine`` → ``marching`` (with ``contacts``, the per-triangle
-math, and ``mc_tables``) → ``reduction``. ``config`` holds the runtime options, ``types`` the
-result types; ``patch_mesh`` turns a result into patch meshes for drawing.
+math and the packed contact columns, and ``mc_tables``) → ``reduction``; ``interface`` is the
+interface field that refinement and marching share, ``workspace`` the pipeline's buffers and
+their capacities. ``config`` holds the runtime options, ``types`` the result types;
+``patch_mesh`` turns a result into patch meshes for drawing.
 """

@@ -12,84 +12,68 @@ gives the same pair order on every target.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, prange
 
-from ..backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
+from ..backend import device_fn, kernel
+
+
+@device_fn
+def _axis_dot(rot, a, b, i, j):
+    """A_i · B_j: axis i of box a against axis j of box b (``rot`` rows are row-major matrices)."""
+    return rot[a, i] * rot[b, j] + rot[a, 3 + i] * rot[b, 3 + j] + rot[a, 6 + i] * rot[b, 6 + j]
+
+
+@device_fn
+def _abs_axis_dot(rot, a, b, i, j):
+    """|A_i · B_j| padded against near-parallel axes (their cross products vanish)."""
+    return abs(_axis_dot(rot, a, b, i, j)) + 1e-9
+
+
+@device_fn
+def _in_frame(rot, a, i, dx, dy, dz):
+    """Component i of the world vector (dx, dy, dz) in box a's frame."""
+    return rot[a, i] * dx + rot[a, 3 + i] * dy + rot[a, 6 + i] * dz
 
 
 @device_fn
 def obb_overlap(a, b, rot, center, half):
-    """Separating-axis test of oriented boxes ``a`` and ``b``.
+    """Separating-axis test of oriented boxes ``a`` and ``b`` (15 axes).
 
     ``rot[s]`` is the row-major world rotation (9,), ``center[s]`` the world centre and
     ``half[s]`` the half extents of box ``s``.
     """
-    # translation in A's frame
+    # the translation, in A's frame
     dx = center[b, 0] - center[a, 0]
     dy = center[b, 1] - center[a, 1]
     dz = center[b, 2] - center[a, 2]
-    t0 = rot[a, 0] * dx + rot[a, 3] * dy + rot[a, 6] * dz
-    t1 = rot[a, 1] * dx + rot[a, 4] * dy + rot[a, 7] * dz
-    t2 = rot[a, 2] * dx + rot[a, 5] * dy + rot[a, 8] * dz
-    # R[i][j] = A_i · B_j (columns are the box axes)
-    r00 = rot[a, 0] * rot[b, 0] + rot[a, 3] * rot[b, 3] + rot[a, 6] * rot[b, 6]
-    r01 = rot[a, 0] * rot[b, 1] + rot[a, 3] * rot[b, 4] + rot[a, 6] * rot[b, 7]
-    r02 = rot[a, 0] * rot[b, 2] + rot[a, 3] * rot[b, 5] + rot[a, 6] * rot[b, 8]
-    r10 = rot[a, 1] * rot[b, 0] + rot[a, 4] * rot[b, 3] + rot[a, 7] * rot[b, 6]
-    r11 = rot[a, 1] * rot[b, 1] + rot[a, 4] * rot[b, 4] + rot[a, 7] * rot[b, 7]
-    r12 = rot[a, 1] * rot[b, 2] + rot[a, 4] * rot[b, 5] + rot[a, 7] * rot[b, 8]
-    r20 = rot[a, 2] * rot[b, 0] + rot[a, 5] * rot[b, 3] + rot[a, 8] * rot[b, 6]
-    r21 = rot[a, 2] * rot[b, 1] + rot[a, 5] * rot[b, 4] + rot[a, 8] * rot[b, 7]
-    r22 = rot[a, 2] * rot[b, 2] + rot[a, 5] * rot[b, 5] + rot[a, 8] * rot[b, 8]
-    eps = 1e-9
-    a00 = abs(r00) + eps
-    a01 = abs(r01) + eps
-    a02 = abs(r02) + eps
-    a10 = abs(r10) + eps
-    a11 = abs(r11) + eps
-    a12 = abs(r12) + eps
-    a20 = abs(r20) + eps
-    a21 = abs(r21) + eps
-    a22 = abs(r22) + eps
-    ha0 = half[a, 0]
-    ha1 = half[a, 1]
-    ha2 = half[a, 2]
-    hb0 = half[b, 0]
-    hb1 = half[b, 1]
-    hb2 = half[b, 2]
+    t0 = _in_frame(rot, a, 0, dx, dy, dz)
+    t1 = _in_frame(rot, a, 1, dx, dy, dz)
+    t2 = _in_frame(rot, a, 2, dx, dy, dz)
     # A's axes
-    if abs(t0) > ha0 + hb0 * a00 + hb1 * a01 + hb2 * a02:
-        return False
-    if abs(t1) > ha1 + hb0 * a10 + hb1 * a11 + hb2 * a12:
-        return False
-    if abs(t2) > ha2 + hb0 * a20 + hb1 * a21 + hb2 * a22:
-        return False
+    for i in range(3):
+        ti = t0 if i == 0 else (t1 if i == 1 else t2)
+        if abs(ti) > (half[a, i] + half[b, 0] * _abs_axis_dot(rot, a, b, i, 0)
+                      + half[b, 1] * _abs_axis_dot(rot, a, b, i, 1) + half[b, 2] * _abs_axis_dot(rot, a, b, i, 2)):
+            return False
     # B's axes
-    if abs(t0 * r00 + t1 * r10 + t2 * r20) > ha0 * a00 + ha1 * a10 + ha2 * a20 + hb0:
-        return False
-    if abs(t0 * r01 + t1 * r11 + t2 * r21) > ha0 * a01 + ha1 * a11 + ha2 * a21 + hb1:
-        return False
-    if abs(t0 * r02 + t1 * r12 + t2 * r22) > ha0 * a02 + ha1 * a12 + ha2 * a22 + hb2:
-        return False
-    # cross products A_i x B_j
-    if abs(t2 * r10 - t1 * r20) > ha1 * a20 + ha2 * a10 + hb1 * a02 + hb2 * a01:
-        return False
-    if abs(t2 * r11 - t1 * r21) > ha1 * a21 + ha2 * a11 + hb0 * a02 + hb2 * a00:
-        return False
-    if abs(t2 * r12 - t1 * r22) > ha1 * a22 + ha2 * a12 + hb0 * a01 + hb1 * a00:
-        return False
-    if abs(t0 * r20 - t2 * r00) > ha0 * a20 + ha2 * a00 + hb1 * a12 + hb2 * a11:
-        return False
-    if abs(t0 * r21 - t2 * r01) > ha0 * a21 + ha2 * a01 + hb0 * a12 + hb2 * a10:
-        return False
-    if abs(t0 * r22 - t2 * r02) > ha0 * a22 + ha2 * a02 + hb0 * a11 + hb1 * a10:
-        return False
-    if abs(t1 * r00 - t0 * r10) > ha0 * a10 + ha1 * a00 + hb1 * a22 + hb2 * a21:
-        return False
-    if abs(t1 * r01 - t0 * r11) > ha0 * a11 + ha1 * a01 + hb0 * a22 + hb2 * a20:
-        return False
-    if abs(t1 * r02 - t0 * r12) > ha0 * a12 + ha1 * a02 + hb0 * a21 + hb1 * a20:
-        return False
+    for j in range(3):
+        tj = t0 * _axis_dot(rot, a, b, 0, j) + t1 * _axis_dot(rot, a, b, 1, j) + t2 * _axis_dot(rot, a, b, 2, j)
+        if abs(tj) > (half[a, 0] * _abs_axis_dot(rot, a, b, 0, j) + half[a, 1] * _abs_axis_dot(rot, a, b, 1, j)
+                      + half[a, 2] * _abs_axis_dot(rot, a, b, 2, j) + half[b, j]):
+            return False
+    # A_i × B_j, with (i1, i2) the next axes of A after i, cyclically, and (j1, j2) B's others in order
+    for i in range(3):
+        i1 = (i + 1) % 3
+        i2 = (i + 2) % 3
+        t_i1 = t0 if i1 == 0 else (t1 if i1 == 1 else t2)
+        t_i2 = t0 if i2 == 0 else (t1 if i2 == 1 else t2)
+        for j in range(3):
+            j1 = 1 if j == 0 else 0
+            j2 = 1 if j == 2 else 2
+            tij = t_i2 * _axis_dot(rot, a, b, i1, j) - t_i1 * _axis_dot(rot, a, b, i2, j)
+            if abs(tij) > (half[a, i1] * _abs_axis_dot(rot, a, b, i2, j) + half[a, i2] * _abs_axis_dot(rot, a, b, i1, j)
+                           + half[b, j1] * _abs_axis_dot(rot, a, b, i, j2)
+                           + half[b, j2] * _abs_axis_dot(rot, a, b, i, j1)):
+                return False
     return True
 
 
@@ -107,6 +91,8 @@ def _may_pair(a, b, axis, aabb, shape_env, shape_body, rot, center, half):
     return obb_overlap(a, b, rot, center, half)
 
 
+# Model: order (sorted candidates), axis, aabb, shape_env, shape_body, rot, center, half
+# Data out: counts (count pass) / pair_a, pair_b (scatter pass, at offsets, below capacity)
 @device_fn
 def _sweep_item(i, write, order, count_sorted, axis, aabb, shape_env, shape_body, rot, center, half,
                 counts, offsets, pair_a, pair_b, capacity):
@@ -131,26 +117,7 @@ def _sweep_item(i, write, order, count_sorted, axis, aabb, shape_env, shape_body
         counts[i] = n
 
 
-# Model: order, axis, aabb, shape_env, shape_body, rot, center, half
-# Data out: counts (count pass) / pair_a, pair_b (scatter pass)
-@cpu_kernel
-def _sweep_cpu(n, write, order, axis, aabb, shape_env, shape_body, rot, center, half, counts, offsets,
-               pair_a, pair_b, capacity):
-    for i in prange(n):
-        _sweep_item(i, write, order, n, axis, aabb, shape_env, shape_body, rot, center, half, counts, offsets,
-                    pair_a, pair_b, capacity)
-
-
-@cuda_kernel
-def _sweep_cuda(n, write, order, axis, aabb, shape_env, shape_body, rot, center, half, counts, offsets,
-                pair_a, pair_b, capacity):
-    i = cuda.grid(1)
-    if i < n:
-        _sweep_item(i, write, order, n, axis, aabb, shape_env, shape_body, rot, center, half, counts, offsets,
-                    pair_a, pair_b, capacity)
-
-
-SWEEP = KernelPair("broad_phase.sweep", _sweep_cpu, _sweep_cuda)
+SWEEP = kernel("broad_phase.sweep", _sweep_item)
 
 
 def shape_boxes(shape_pose, box_lo, box_hi, pad):

@@ -1,4 +1,5 @@
-"""Stage 5 — one contact per patch triangle (the math; the kernel that calls it is stage 4's).
+"""Stage 5 — one contact per patch triangle (the math; the kernel that calls it is stage 4's),
+and the packed contact columns every stage after it reads and writes.
 
 Given a patch triangle in B's frame with eA = φA − marginA and eB = φB − marginB at its three
 vertices, :func:`triangle_contact` computes the contract's contact fields: centroid, unit
@@ -12,9 +13,12 @@ from __future__ import annotations
 
 import math
 
-from ..backend import device_fn
+import numpy as np
 
-# Columns of the packed contact buffers.
+from ..backend import device_fn
+from .types import Contacts
+
+# Columns of the packed contact buffers: contact_f (N, CF_COUNT) float32, contact_i (N, CI_COUNT) int32
 CF_POINT = 0  # 3
 CF_NORMAL = 3  # 3
 CF_AREA = 6
@@ -137,3 +141,35 @@ def write_contact(out_f, out_i, o, px, py, pz, nx, ny, nz, area, depth, pressure
     out_i[o, CI_ENV] = env
     out_i[o, CI_PAIR] = pair
     out_i[o, CI_SPECULATIVE] = 1 if speculative else 0
+
+
+# -- packing on the host --------------------------------------------------------------------------
+
+# Contacts fields stored in one column each
+_F_COLUMNS = (("area", CF_AREA), ("depth", CF_DEPTH), ("pressure", CF_PRESSURE), ("force", CF_FORCE),
+              ("stiffness", CF_STIFFNESS), ("weight", CF_WEIGHT))
+_I_COLUMNS = (("shape_a", CI_SHAPE_A), ("shape_b", CI_SHAPE_B), ("env", CI_ENV), ("pair", CI_PAIR))
+
+
+def contacts_from_buffers(f, i) -> Contacts:
+    """A :class:`~hydro.contact.types.Contacts` table from packed host buffers (copied)."""
+    f = np.array(f, copy=True)
+    i = np.array(i, copy=True)
+    return Contacts(point=f[:, CF_POINT:CF_POINT + 3], normal=f[:, CF_NORMAL:CF_NORMAL + 3],
+                    speculative=i[:, CI_SPECULATIVE].astype(bool), **{name: f[:, col] for name, col in _F_COLUMNS},
+                    **{name: i[:, col] for name, col in _I_COLUMNS})
+
+
+def contacts_to_buffers(contacts: Contacts):
+    """Packed host buffers ``(f, i)`` of a contact table, with one spare zero row each."""
+    n = len(contacts)
+    f = np.zeros((n + 1, CF_COUNT), np.float32)
+    i = np.zeros((n + 1, CI_COUNT), np.int32)
+    f[:n, CF_POINT:CF_POINT + 3] = contacts.point
+    f[:n, CF_NORMAL:CF_NORMAL + 3] = contacts.normal
+    for name, col in _F_COLUMNS:
+        f[:n, col] = getattr(contacts, name)
+    for name, col in _I_COLUMNS:
+        i[:n, col] = getattr(contacts, name)
+    i[:n, CI_SPECULATIVE] = contacts.speculative
+    return f, i

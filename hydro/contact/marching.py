@@ -17,27 +17,28 @@ and exact.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, prange
 
-from ..backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
-from .contacts import (TF_DEPTH, TF_PRESSURE, TF_VERTICES, triangle_contact, triangle_is_contact,
-                       write_contact)
+from ..backend import device_fn, kernel
+from ..sdf.layout import BRICK, F_ORIGIN
+from ..sdf.sample import sdf_grid_brick, sdf_grid_brick_value, sdf_grid_phi, sdf_phi_reuse
+from .contacts import TF_DEPTH, TF_PRESSURE, TF_VERTICES, triangle_contact, triangle_is_contact, write_contact
+from .interface import interface_value
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
                          PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B, b_dir_to_world, b_to_a, b_to_world)
-from .refine import interface_value
-from ..sdf.layout import F_ORIGIN
-from ..sdf.sample import sdf_grid_brick, sdf_grid_brick_value, sdf_grid_phi, sdf_phi_reuse
 
-
-BLOCK_POINTS = 27  # grid points of a 2×2×2-voxel block
-# stored per point, in three runs of 27: eA, eB, f
+BLOCK_SAMPLES = 3  # grid points per edge of a 2×2×2-voxel block
+BLOCK_POINTS = BLOCK_SAMPLES**3  # 27, numbered x fastest
+# stored per point, in three runs of BLOCK_POINTS: eA, eB, f
 
 
 @device_fn
 def _point_index(q, c):
     """Index (0..26) of corner c of voxel q of a block (both numbered x fastest)."""
-    return (((q >> 2) & 1) + ((c >> 2) & 1)) * 9 + (((q >> 1) & 1) + ((c >> 1) & 1)) * 3 + (q & 1) + (c & 1)
+    x = (q & 1) + (c & 1)
+    y = ((q >> 1) & 1) + ((c >> 1) & 1)
+    z = ((q >> 2) & 1) + ((c >> 2) & 1)
+    return (z * BLOCK_SAMPLES + y) * BLOCK_SAMPLES + x
 
 
 @device_fn
@@ -69,15 +70,16 @@ def _edge_vertex(b, q, e, corners, clamp):
 
 
 @device_fn
-def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8, corners):
+def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     """Store eA, eB and f at the block's 27 points; return how many have f < 0.
 
     The 27 points lie in one of B's bricks (blocks start at even samples, bricks hold 9³), which
     is read once (points on its far faces take the next brick's values, as every lookup does),
     and runs of them often fall in one cell of A's coarser grid, whose corners are reused.
     """
-    sa = pair_i[p, PI_SDF_A]
-    sb = pair_i[p, PI_SDF_B]
+    pair_f = pairs.f
+    sa = pairs.i[p, PI_SDF_A]
+    sb = pairs.i[p, PI_SDF_B]
     h = pair_f[p, PF_VOXEL_B]
     ma = pair_f[p, PF_MARGIN_A]
     mb = pair_f[p, PF_MARGIN_B]
@@ -85,8 +87,7 @@ def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slot
     kb = pair_f[p, PF_KB]
     kna = pair_f[p, PF_KNA]
     knb = pair_f[p, PF_KNB]
-    bslot, lx, ly, lz, b0, b1, b2, b3, b4, b5, b6, b7 = sdf_grid_brick(sb, i, j, k, sdf_pf, sdf_pi, slots, coarse,
-                                                                      a32, a16, a8)
+    bslot, lx, ly, lz, b0, b1, b2, b3, b4, b5, b6, b7 = sdf_grid_brick(sb, i, j, k, sdf)
     key_slot = -2
     key_x = 0
     key_y = 0
@@ -94,23 +95,21 @@ def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slot
     v0 = v1 = v2 = v3 = v4 = v5 = v6 = v7 = 0.0
     n_neg = 0
     for g in range(BLOCK_POINTS):
-        dx = g % 3
-        dy = (g // 3) % 3
-        dz = g // 9
-        if lx + dx == 8 or ly + dy == 8 or lz + dz == 8:
+        dx = g % BLOCK_SAMPLES
+        dy = (g // BLOCK_SAMPLES) % BLOCK_SAMPLES
+        dz = g // (BLOCK_SAMPLES * BLOCK_SAMPLES)
+        if lx + dx == BRICK or ly + dy == BRICK or lz + dz == BRICK:
             # a face shared with the next brick: its value is the next brick's (as everywhere
             # else: one value per grid point, or neighbouring blocks could disagree on a sign)
-            eb = sdf_grid_phi(sb, i + dx, j + dy, k + dz, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8) - mb
+            eb = sdf_grid_phi(sb, i + dx, j + dy, k + dz, sdf) - mb
         else:
-            eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, b0, b1, b2, b3, b4, b5, b6, b7, sdf_pf,
-                                      sdf_pi, a32, a16, a8) - mb
-        x = sdf_pf[sb, F_ORIGIN] + (i + dx) * h
-        y = sdf_pf[sb, F_ORIGIN + 1] + (j + dy) * h
-        z = sdf_pf[sb, F_ORIGIN + 2] + (k + dz) * h
-        ax, ay, az = b_to_a(pair_f, p, x, y, z)
+            eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, b0, b1, b2, b3, b4, b5, b6, b7, sdf) - mb
+        x = sdf.params_f[sb, F_ORIGIN] + (i + dx) * h
+        y = sdf.params_f[sb, F_ORIGIN + 1] + (j + dy) * h
+        z = sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h
+        ax, ay, az = b_to_a(pairs, p, x, y, z)
         phi_a, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7 = sdf_phi_reuse(
-            sa, ax, ay, az, sdf_pf, sdf_pi, slots, coarse, a32, a16, a8, key_slot, key_x, key_y, key_z,
-            v0, v1, v2, v3, v4, v5, v6, v7)
+            sa, ax, ay, az, sdf, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7)
         ea32 = float(np.float32(phi_a - ma))
         eb32 = float(np.float32(eb))
         f = interface_value(ea32, eb32, ka, kb, kna, knb, interface)
@@ -123,8 +122,8 @@ def _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slot
 
 
 @device_fn
-def _write_vertex(triangle_f, o, v, pair_f, p, x, y, z, ea, eb, kb):
-    wx, wy, wz = b_to_world(pair_f, p, x, y, z)
+def _write_vertex(triangle_f, o, v, pairs, p, x, y, z, ea, eb, kb):
+    wx, wy, wz = b_to_world(pairs, p, x, y, z)
     triangle_f[o, TF_VERTICES + 3 * v] = wx
     triangle_f[o, TF_VERTICES + 3 * v + 1] = wy
     triangle_f[o, TF_VERTICES + 3 * v + 2] = wz
@@ -132,9 +131,13 @@ def _write_vertex(triangle_f, o, v, pair_f, p, x, y, z, ea, eb, kb):
     triangle_f[o, TF_PRESSURE + v] = max(0.0, -kb * eb)
 
 
+# Model: pairs (PairView), sdf (SDFView), interface, clamp
+# Data in: block_pair, block_ijk; Data in/out: corners (written by the count pass)
+# Data out: tri_counts (count pass) / contact_f, contact_i, and when asked triangle_f (scatter pass,
+# at tri_offsets, below capacity)
 @device_fn
-def _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity):
+def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, corners, tri_counts, tri_offsets,
+                contact_f, contact_i, triangle_f, capacity):
     if write and tri_counts[b] == 0:
         return
     p = block_pair[b]
@@ -142,17 +145,17 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_
     j = block_ijk[b, 1]
     k = block_ijk[b, 2]
     if not write:
-        n_neg = _sample_block(b, p, i, j, k, interface, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse, a32, a16,
-                              a8, corners)
+        n_neg = _sample_block(b, p, i, j, k, interface, pairs, sdf, corners)
         # one sign at all 27 points: no surface in the block
         if n_neg == 0 or n_neg == BLOCK_POINTS:
             tri_counts[b] = 0
             return
-    sb = pair_i[p, PI_SDF_B]
+    pair_f = pairs.f
+    sb = pairs.i[p, PI_SDF_B]
     h = pair_f[p, PF_VOXEL_B]
-    ox = sdf_pf[sb, F_ORIGIN] + i * h
-    oy = sdf_pf[sb, F_ORIGIN + 1] + j * h
-    oz = sdf_pf[sb, F_ORIGIN + 2] + k * h
+    ox = sdf.params_f[sb, F_ORIGIN] + i * h
+    oy = sdf.params_f[sb, F_ORIGIN + 1] + j * h
+    oz = sdf.params_f[sb, F_ORIGIN + 2] + k * h
     kb = pair_f[p, PF_KB]
     keff = pair_f[p, PF_KEFF]
     gap = pair_f[p, PF_GAP]
@@ -184,39 +187,19 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_
                 (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness,
                  weight) = triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, kb,
                                             keff)
-                wx, wy, wz = b_to_world(pair_f, p, cx, cy, cz)
-                wnx, wny, wnz = b_dir_to_world(pair_f, p, nx, ny, nz)
+                wx, wy, wz = b_to_world(pairs, p, cx, cy, cz)
+                wnx, wny, wnz = b_dir_to_world(pairs, p, nx, ny, nz)
                 write_contact(contact_f, contact_i, o, wx, wy, wz, wnx, wny, wnz, area, depth, pressure, force,
-                              stiffness, weight, pair_i[p, PI_SHAPE_A], pair_i[p, PI_SHAPE_B], pair_i[p, PI_ENV], p,
+                              stiffness, weight, pairs.i[p, PI_SHAPE_A], pairs.i[p, PI_SHAPE_B], pairs.i[p, PI_ENV], p,
                               speculative)
                 if triangle_f.shape[0] > o:  # the optional vertex output (a 1-row dummy when off)
-                    _write_vertex(triangle_f, o, 0, pair_f, p, x0, y0, z0, ea0, eb0, kb)
-                    _write_vertex(triangle_f, o, 1, pair_f, p, x1, y1, z1, ea1, eb1, kb)
-                    _write_vertex(triangle_f, o, 2, pair_f, p, x2, y2, z2, ea2, eb2, kb)
+                    _write_vertex(triangle_f, o, 0, pairs, p, x0, y0, z0, ea0, eb0, kb)
+                    _write_vertex(triangle_f, o, 1, pairs, p, x1, y1, z1, ea1, eb1, kb)
+                    _write_vertex(triangle_f, o, 2, pairs, p, x2, y2, z2, ea2, eb2, kb)
             o += 1
             n += 1
     if not write:
         tri_counts[b] = n
 
 
-# Model: pair_f, pair_i, sdf arrays, interface, clamp
-# Data in: block_pair, block_ijk; Data in/out: corners (written by the count pass)
-# Data out: tri_counts (count pass) / contact_f, contact_i, and when asked triangle_f (scatter pass)
-@cpu_kernel
-def _blocks_cpu(n, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity):
-    for b in prange(n):
-        _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                    a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity)
-
-
-@cuda_kernel
-def _blocks_cuda(n, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                 a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity):
-    b = cuda.grid(1)
-    if b < n:
-        _block_item(b, write, interface, clamp, block_pair, block_ijk, pair_f, pair_i, sdf_pf, sdf_pi, slots, coarse,
-                    a32, a16, a8, corners, tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity)
-
-
-MARCHING_CUBES = KernelPair("marching_cubes", _blocks_cpu, _blocks_cuda, serial_below=128)
+MARCHING_CUBES = kernel("marching_cubes", _block_item, serial_below=128)

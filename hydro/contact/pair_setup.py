@@ -11,11 +11,10 @@ can hold the patch.
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
-from numba import cuda, prange
-
-from ..backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
-from ..sdf.layout import F_JUMP, F_ORIGIN, F_VOXEL, I_BRICKS, I_RES
+from ..backend import device_fn, kernel
+from ..sdf.layout import BRICK, F_JUMP, F_ORIGIN, F_VOXEL, I_BRICKS, I_RES
 
 # pair_f columns (float64)
 PF_R_AB = 0  # 9: rotation B-local -> A-local (row-major)
@@ -46,9 +45,22 @@ PI_BRICK_DIMS = 8  # 3
 PI_COUNT = 11
 
 
+class PairView(NamedTuple):
+    """The pairs' rows written by pair setup, passed to the later stages as one argument."""
+
+    f: Any  # (P, PF_COUNT) float64: the PF_* columns
+    i: Any  # (P, PI_COUNT) int32: the PI_* columns
+
+
+# Model: shape_* arrays, sdf (SDFView); Data in: raw_a, raw_b (broad-phase pairs), shape_rot, shape_pos
+# Data out: pairs (PairView), brick_counts
 @device_fn
 def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                     shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts):
+                     shape_pos, sdf, pairs, brick_counts):
+    sdf_pf = sdf.params_f
+    sdf_pi = sdf.params_i
+    pair_f = pairs.f
+    pair_i = pairs.i
     s0 = raw_a[p]
     s1 = raw_b[p]
     h0 = sdf_pf[shape_sdf[s0], F_VOXEL]
@@ -104,37 +116,20 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     pair_f[p, PF_SLACK_A] = sdf_pf[sa, F_JUMP]
     pair_f[p, PF_SLACK_B] = sdf_pf[sb, F_JUMP]
     pair_f[p, PF_VOXEL_B] = hb
-    # A's SDF box in B's frame: x_B = R_AB^T (x_A - t_AB); bounds over its 8 corners
-    lo0 = 1e300
-    lo1 = 1e300
-    lo2 = 1e300
-    hi0 = -1e300
-    hi1 = -1e300
-    hi2 = -1e300
-    for c in range(8):
-        xa = sdf_pf[sa, F_ORIGIN] + (c & 1) * sdf_pi[sa, I_RES] * ha - pair_f[p, PF_T_AB]
-        ya = sdf_pf[sa, F_ORIGIN + 1] + ((c >> 1) & 1) * sdf_pi[sa, I_RES + 1] * ha - pair_f[p, PF_T_AB + 1]
-        za = sdf_pf[sa, F_ORIGIN + 2] + ((c >> 2) & 1) * sdf_pi[sa, I_RES + 2] * ha - pair_f[p, PF_T_AB + 2]
-        xb = pair_f[p, PF_R_AB] * xa + pair_f[p, PF_R_AB + 3] * ya + pair_f[p, PF_R_AB + 6] * za
-        yb = pair_f[p, PF_R_AB + 1] * xa + pair_f[p, PF_R_AB + 4] * ya + pair_f[p, PF_R_AB + 7] * za
-        zb = pair_f[p, PF_R_AB + 2] * xa + pair_f[p, PF_R_AB + 5] * ya + pair_f[p, PF_R_AB + 8] * za
-        lo0 = min(lo0, xb)
-        lo1 = min(lo1, yb)
-        lo2 = min(lo2, zb)
-        hi0 = max(hi0, xb)
-        hi1 = max(hi1, yb)
-        hi2 = max(hi2, zb)
+    # A's SDF box in B's frame, x_B = R_AB^T (x_A - t_AB): per axis, bounds over its 8 corners,
+    # then the range of B's bricks they cover
     count = 1
     for k in range(3):
-        lo = lo0
-        hi = hi0
-        if k == 1:
-            lo = lo1
-            hi = hi1
-        elif k == 2:
-            lo = lo2
-            hi = hi2
-        brick = 8.0 * hb
+        lo = 1e300
+        hi = -1e300
+        for c in range(8):
+            xa = sdf_pf[sa, F_ORIGIN] + (c & 1) * sdf_pi[sa, I_RES] * ha - pair_f[p, PF_T_AB]
+            ya = sdf_pf[sa, F_ORIGIN + 1] + ((c >> 1) & 1) * sdf_pi[sa, I_RES + 1] * ha - pair_f[p, PF_T_AB + 1]
+            za = sdf_pf[sa, F_ORIGIN + 2] + ((c >> 2) & 1) * sdf_pi[sa, I_RES + 2] * ha - pair_f[p, PF_T_AB + 2]
+            xb = pair_f[p, PF_R_AB + k] * xa + pair_f[p, PF_R_AB + 3 + k] * ya + pair_f[p, PF_R_AB + 6 + k] * za
+            lo = min(lo, xb)
+            hi = max(hi, xb)
+        brick = BRICK * hb
         nb = sdf_pi[sb, I_BRICKS + k]
         blo = int(math.floor((lo - sdf_pf[sb, F_ORIGIN + k]) / brick))
         bhi = int(math.floor((hi - sdf_pf[sb, F_ORIGIN + k]) / brick))
@@ -149,27 +144,7 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     brick_counts[p] = count
 
 
-# Model: shape_* arrays, sdf_pf, sdf_pi
-# Data in: raw_a, raw_b (broad-phase pairs)
-# Data out: pair_f, pair_i, brick_counts
-@cpu_kernel
-def _pair_setup_cpu(n, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                    shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts):
-    for p in prange(n):
-        _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                         shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts)
-
-
-@cuda_kernel
-def _pair_setup_cuda(n, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                     shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts):
-    p = cuda.grid(1)
-    if p < n:
-        _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                         shape_pos, sdf_pf, sdf_pi, pair_f, pair_i, brick_counts)
-
-
-PAIR_SETUP = KernelPair("pair_setup", _pair_setup_cpu, _pair_setup_cuda)
+PAIR_SETUP = kernel("pair_setup", _pair_setup_item)
 
 
 @device_fn
@@ -181,20 +156,25 @@ def _rotate(pair_f, p, r, x, y, z):
 
 
 @device_fn
-def b_to_a(pair_f, p, x, y, z):
+def _transform(pair_f, p, r, t, x, y, z):
+    """The rotation at column ``r`` then the translation at column ``t`` of pair p, applied to a point."""
+    rx, ry, rz = _rotate(pair_f, p, r, x, y, z)
+    return rx + pair_f[p, t], ry + pair_f[p, t + 1], rz + pair_f[p, t + 2]
+
+
+@device_fn
+def b_to_a(pairs, p, x, y, z):
     """A B-local point in A's local frame."""
-    ax, ay, az = _rotate(pair_f, p, PF_R_AB, x, y, z)
-    return ax + pair_f[p, PF_T_AB], ay + pair_f[p, PF_T_AB + 1], az + pair_f[p, PF_T_AB + 2]
+    return _transform(pairs.f, p, PF_R_AB, PF_T_AB, x, y, z)
 
 
 @device_fn
-def b_to_world(pair_f, p, x, y, z):
+def b_to_world(pairs, p, x, y, z):
     """A B-local point in the world."""
-    wx, wy, wz = _rotate(pair_f, p, PF_R_WB, x, y, z)
-    return wx + pair_f[p, PF_T_WB], wy + pair_f[p, PF_T_WB + 1], wz + pair_f[p, PF_T_WB + 2]
+    return _transform(pairs.f, p, PF_R_WB, PF_T_WB, x, y, z)
 
 
 @device_fn
-def b_dir_to_world(pair_f, p, x, y, z):
+def b_dir_to_world(pairs, p, x, y, z):
     """A B-local direction in the world."""
-    return _rotate(pair_f, p, PF_R_WB, x, y, z)
+    return _rotate(pairs.f, p, PF_R_WB, x, y, z)

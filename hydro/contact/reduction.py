@@ -24,6 +24,10 @@ result is bit-identical whatever the thread count):
    the smallest depth.
 
 Reduced contacts are written to fixed slots (pair × budget), then compacted in pair order.
+
+(About 600 lines: the stage's steps are named device helpers, one per numbered step above, kept
+together so that the order of every sum, which makes the result bit-identical, reads in one
+place.)
 """
 
 from __future__ import annotations
@@ -31,11 +35,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda, prange
 
-from ..backend import KernelPair, cpu_kernel, cuda_kernel, device_fn, get_device
-from .contacts import (CF_AREA, CF_COUNT, CF_DEPTH, CF_FORCE, CF_NORMAL, CF_POINT, CF_PRESSURE, CF_STIFFNESS,
-                       CF_WEIGHT, CI_COUNT, CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B, CI_SPECULATIVE, write_contact)
+from ..backend import device_fn, get_device, kernel, lower_bound
+from .contacts import (CF_AREA, CF_COUNT, CF_DEPTH, CF_FORCE, CF_NORMAL, CF_POINT, CF_STIFFNESS, CF_WEIGHT, CI_COUNT,
+                       CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B, CI_SPECULATIVE, contacts_from_buffers,
+                       contacts_to_buffers, write_contact)
 from .types import Contacts, Overflow
 
 SPECULATIVE_SLOTS = 4
@@ -44,20 +48,6 @@ COS_30 = 0.8660254037844387
 # group accumulator columns
 G_FX, G_FY, G_FZ, G_PX, G_PY, G_PZ, G_F, G_AX, G_AY, G_AZ, G_A, G_C, G_W, G_N = range(14)
 G_COLS = 14
-
-
-@device_fn
-def _lower_bound_pair(contact_i, n, p):
-    """First contact index whose pair is >= p (contacts are sorted by pair)."""
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if contact_i[mid, CI_PAIR] < p:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 @device_fn
@@ -80,20 +70,32 @@ def _basis(nx, ny, nz):
 
 
 @device_fn
+def _contact_vector(contact_f, k, col):
+    """Columns col .. col+2 of contact k (a point or a normal), as float64."""
+    return float(contact_f[k, col]), float(contact_f[k, col + 1]), float(contact_f[k, col + 2])
+
+
+@device_fn
+def _plane_coordinates(contact_f, k, u, v):
+    """Contact k's point projected on the in-plane axes u and v."""
+    px, py, pz = _contact_vector(contact_f, k, CF_POINT)
+    return px * u[0] + py * u[1] + pz * u[2], px * v[0] + py * v[1] + pz * v[2]
+
+
+@device_fn
 def _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, su, sv, cells, normal_bins):
     """Group index of contact k: normal bin * cells² + spatial cell (one bin unless ``normal_bins``)."""
-    cn = float(contact_f[k, CF_NORMAL]) * nx + float(contact_f[k, CF_NORMAL + 1]) * ny + float(contact_f[k, CF_NORMAL + 2]) * nz
+    qx, qy, qz = _contact_vector(contact_f, k, CF_NORMAL)
+    cn = qx * nx + qy * ny + qz * nz
     nbin = 0
     if normal_bins and cn < COS_30:
-        tu = float(contact_f[k, CF_NORMAL]) * ux + float(contact_f[k, CF_NORMAL + 1]) * uy + float(contact_f[k, CF_NORMAL + 2]) * uz
-        tv = float(contact_f[k, CF_NORMAL]) * vx + float(contact_f[k, CF_NORMAL + 1]) * vy + float(contact_f[k, CF_NORMAL + 2]) * vz
+        tu = qx * ux + qy * uy + qz * uz
+        tv = qx * vx + qy * vy + qz * vz
         if abs(tu) >= abs(tv):
             nbin = 1 if tu >= 0.0 else 2
         else:
             nbin = 3 if tv >= 0.0 else 4
-    px = float(contact_f[k, CF_POINT])
-    py = float(contact_f[k, CF_POINT + 1])
-    pz = float(contact_f[k, CF_POINT + 2])
+    px, py, pz = _contact_vector(contact_f, k, CF_POINT)
     cu = int((px * ux + py * uy + pz * uz - u0) * su)
     cv = int((px * vx + py * vy + pz * vz - v0) * sv)
     cu = min(max(cu, 0), cells - 1)
@@ -119,18 +121,22 @@ def _solve_sym3(a00, a01, a02, a11, a12, a22, b0, b1, b2):
 
 
 @device_fn
-def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f, out_i, out_counts):
-    start = _lower_bound_pair(contact_i, n_contacts, p)
-    stop = _lower_bound_pair(contact_i, n_contacts, p + 1)
-    base = p * budget
-    if stop <= start:
-        out_counts[p] = 0
-        return
-    sa = contact_i[start, CI_SHAPE_A]
-    sb = contact_i[start, CI_SHAPE_B]
-    env = contact_i[start, CI_ENV]
-    # 1. one pass of totals over the active contacts: force, moments of force and area, torque
-    #    about the origin, bounds; the speculative ones are only counted
+def _clear_groups(groups, p, count):
+    for g in range(count):
+        for q in range(G_COLS):
+            groups[p, g, q] = 0.0
+
+
+# -- 1. totals -----------------------------------------------------------------------------------
+
+
+@device_fn
+def _pair_totals(contact_f, contact_i, start, stop):
+    """One ordered pass over a pair's contacts. Over the active ones: the force vector F, Σ f,
+    Σ area, the moments Σ f·p and Σ area·p, Σ area·n, the torque about the origin and the
+    bounds of the points; over all: Σ n of the speculative ones joins Σ area·n. Returns
+    (F, fsum, asum, Σ f·p, Σ a·p, Σ a·n, torque, lo, hi, n_active, n_spec), vectors as their
+    three components (a flat tuple: Numba's parallel analysis trips over nested ones)."""
     fx = 0.0
     fy = 0.0
     fz = 0.0
@@ -157,9 +163,7 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
     n_active = 0
     n_spec = 0
     for k in range(start, stop):
-        qx = float(contact_f[k, CF_NORMAL])
-        qy = float(contact_f[k, CF_NORMAL + 1])
-        qz = float(contact_f[k, CF_NORMAL + 2])
+        qx, qy, qz = _contact_vector(contact_f, k, CF_NORMAL)
         if contact_i[k, CI_SPECULATIVE] != 0:
             n_spec += 1
             anx += qx
@@ -167,9 +171,7 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
             anz += qz
             continue
         n_active += 1
-        px = float(contact_f[k, CF_POINT])
-        py = float(contact_f[k, CF_POINT + 1])
-        pz = float(contact_f[k, CF_POINT + 2])
+        px, py, pz = _contact_vector(contact_f, k, CF_POINT)
         f = float(contact_f[k, CF_FORCE])
         a = float(contact_f[k, CF_AREA])
         gx = f * qx
@@ -198,251 +200,325 @@ def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f
         hix = max(hix, px)
         hiy = max(hiy, py)
         hiz = max(hiz, pz)
+    return (fx, fy, fz, fsum, asum, fpx, fpy, fpz, apx, apy, apz, anx, any_, anz, tox, toy, toz, lox, loy, loz, hix,
+            hiy, hiz, n_active, n_spec)
+
+
+@device_fn
+def _pair_normal(fx, fy, fz, anx, any_, anz):
+    """The pair's normal: along the force; while it carries none, along Σ area·n; else +z."""
     fmag = math.sqrt(fx * fx + fy * fy + fz * fz)
     if fmag > 0.0:
-        nx = fx / fmag
-        ny = fy / fmag
-        nz = fz / fmag
-    else:
-        amag = math.sqrt(anx * anx + any_ * any_ + anz * anz)
-        if amag > 0.0:
-            nx = anx / amag
-            ny = any_ / amag
-            nz = anz / amag
+        return fx / fmag, fy / fmag, fz / fmag
+    amag = math.sqrt(anx * anx + any_ * any_ + anz * anz)
+    if amag > 0.0:
+        return anx / amag, any_ / amag, anz / amag
+    return 0.0, 0.0, 1.0
+
+
+@device_fn
+def _center_of_pressure(fsum, asum, fp, ap, lo, hi):
+    """Force-weighted centre of the active contacts; area-weighted while the patch carries no
+    force; the middle of their bounds when it has no area either."""
+    if fsum > 0.0:
+        return fp[0] / fsum, fp[1] / fsum, fp[2] / fsum
+    if asum > 0.0:
+        return ap[0] / asum, ap[1] / asum, ap[2] / asum
+    return 0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])
+
+
+@device_fn
+def _plane_extents(lo, hi, ux, uy, uz, vx, vy, vz):
+    """(u0, v0, du, dv): the bounds' corners projected on (u, v), their lower ends and spans."""
+    u0 = 1e300
+    u1 = -1e300
+    v0 = 1e300
+    v1 = -1e300
+    for c in range(8):
+        px = hi[0] if c & 1 else lo[0]
+        py = hi[1] if c & 2 else lo[1]
+        pz = hi[2] if c & 4 else lo[2]
+        pu = px * ux + py * uy + pz * uz
+        pv = px * vx + py * vy + pz * vz
+        u0 = min(u0, pu)
+        u1 = max(u1, pu)
+        v0 = min(v0, pv)
+        v1 = max(v1, pv)
+    return u0, v0, max(u1 - u0, 1e-12) * (1.0 + 1e-9), max(v1 - v0, 1e-12) * (1.0 + 1e-9)
+
+
+# -- 2. groups -----------------------------------------------------------------------------------
+
+
+@device_fn
+def _accumulate_groups(p, groups, contact_f, contact_i, start, stop, n, u, v, u0, v0, du, dv, cells, normal_bins,
+                       cop, by_force):
+    """Sum the active contacts into groups[p] (NORMAL_BINS · cells² of them); returns how many
+    are used. Positions are summed relative to the centre of pressure ``cop``, weighted by force
+    (``by_force``) or else by area."""
+    nx, ny, nz = n
+    ux, uy, uz = u
+    vx, vy, vz = v
+    ng = NORMAL_BINS * cells * cells
+    _clear_groups(groups, p, ng)
+    for k in range(start, stop):
+        if contact_i[k, CI_SPECULATIVE] != 0:
+            continue
+        g = _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, cells / du, cells / dv, cells,
+                      normal_bins)
+        f = float(contact_f[k, CF_FORCE])
+        a = float(contact_f[k, CF_AREA])
+        qx, qy, qz = _contact_vector(contact_f, k, CF_NORMAL)
+        groups[p, g, G_FX] += f * qx
+        groups[p, g, G_FY] += f * qy
+        groups[p, g, G_FZ] += f * qz
+        w = f if by_force else a
+        px, py, pz = _contact_vector(contact_f, k, CF_POINT)
+        groups[p, g, G_PX] += w * (px - cop[0])
+        groups[p, g, G_PY] += w * (py - cop[1])
+        groups[p, g, G_PZ] += w * (pz - cop[2])
+        groups[p, g, G_F] += w
+        groups[p, g, G_A] += a
+        groups[p, g, G_C] += float(contact_f[k, CF_STIFFNESS])
+        groups[p, g, G_W] += float(contact_f[k, CF_WEIGHT])
+    used = 0
+    for g in range(ng):
+        if groups[p, g, G_A] > 0.0:  # active contacts always have area
+            used += 1
+    return used
+
+
+@device_fn
+def _group_within_budget(p, groups, contact_f, contact_i, start, stop, n, u, v, u0, v0, du, dv, cop, by_force,
+                         budget):
+    """Group the active contacts on a k×k grid of the patch plane, shrinking k until the
+    non-empty groups fit the budget: first with normal bins down to 2×2 cells, then without
+    them from the top again (a round patch under a small budget keeps contacts spread over it,
+    its resistance to tilting, rather than one contact per normal direction). Returns the
+    final cell count k; groups[p] holds the groups."""
+    top = max(1, int(math.sqrt(budget)))
+    cells = top
+    normal_bins = True
+    while True:
+        used = _accumulate_groups(p, groups, contact_f, contact_i, start, stop, n, u, v, u0, v0, du, dv, cells,
+                                  normal_bins, cop, by_force)
+        if used <= budget or (cells == 1 and not normal_bins):
+            return cells
+        if normal_bins and cells > 2:
+            cells -= 1
+        elif normal_bins:
+            normal_bins = False
+            cells = top
         else:
-            nx = 0.0
-            ny = 0.0
-            nz = 1.0
-    ux, uy, uz, vx, vy, vz = _basis(nx, ny, nz)
-    # speculative slots leave room for one group per normal bin
-    spec_slots = min(SPECULATIVE_SLOTS, n_spec, budget - NORMAL_BINS)
-    if n_spec > 0 and n_active == 0:
-        spec_slots = min(budget, 4 * SPECULATIVE_SLOTS)
-    active_budget = budget - spec_slots
-    o = base
-    if n_active > 0:
-        # centre of pressure (force-weighted; area-weighted while the patch carries no force)
-        if fsum > 0.0:
-            copx = fpx / fsum
-            copy = fpy / fsum
-            copz = fpz / fsum
-        elif asum > 0.0:
-            copx = apx / asum
-            copy = apy / asum
-            copz = apz / asum
+            cells -= 1
+
+
+# -- 3., 4. representatives and the torque they must carry --------------------------------------
+
+
+@device_fn
+def _representatives(p, groups, ng):
+    """Turn each used group's position sum into its centre (relative to the CoP, in place) and
+    return the torque the representatives carry about the CoP and the matrix
+    Σ |F_g|²I − F_g F_gᵀ: (rtx, rty, rtz, m00, m01, m02, m11, m12, m22)."""
+    rtx = 0.0
+    rty = 0.0
+    rtz = 0.0
+    m00 = 0.0
+    m01 = 0.0
+    m02 = 0.0
+    m11 = 0.0
+    m12 = 0.0
+    m22 = 0.0
+    for g in range(ng):
+        if groups[p, g, G_A] <= 0.0:
+            continue
+        w = groups[p, g, G_F]
+        if w > 0.0:
+            px = groups[p, g, G_PX] / w
+            py = groups[p, g, G_PY] / w
+            pz = groups[p, g, G_PZ] / w
         else:
-            copx = 0.5 * (lox + hix)
-            copy = 0.5 * (loy + hiy)
-            copz = 0.5 * (loz + hiz)
-        # the true torque about the centre of pressure: T_origin − CoP × F
-        tx = tox - (copy * fz - copz * fy)
-        ty = toy - (copz * fx - copx * fz)
-        tz = toz - (copx * fy - copy * fx)
-        # 2. extents in the patch plane: the bounds' corners projected on (u, v)
-        u0 = 1e300
-        u1 = -1e300
-        v0 = 1e300
-        v1 = -1e300
-        for c in range(8):
-            px = hix if c & 1 else lox
-            py = hiy if c & 2 else loy
-            pz = hiz if c & 4 else loz
-            pu = px * ux + py * uy + pz * uz
-            pv = px * vx + py * vy + pz * vz
-            u0 = min(u0, pu)
-            u1 = max(u1, pu)
-            v0 = min(v0, pv)
-            v1 = max(v1, pv)
-        du = max(u1 - u0, 1e-12) * (1.0 + 1e-9)
-        dv = max(v1 - v0, 1e-12) * (1.0 + 1e-9)
-        # 3. groups: shrink the grid until the non-empty groups fit the budget
-        # Shrink the grid with normal bins down to 2×2 cells, then retry without normal bins from
-        # the start: a round patch under a small budget keeps contacts spread over it (its
-        # resistance to tilting) rather than one contact per normal direction.
-        top = max(1, int(math.sqrt(active_budget)))
-        cells = top
-        normal_bins = True
-        while True:
-            ng = NORMAL_BINS * cells * cells
-            for g in range(ng):
-                for q in range(G_COLS):
-                    groups[p, g, q] = 0.0
-            for k in range(start, stop):
-                if contact_i[k, CI_SPECULATIVE] != 0:
-                    continue
-                g = _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, cells / du, cells / dv, cells,
-                              normal_bins)
-                f = float(contact_f[k, CF_FORCE])
-                a = float(contact_f[k, CF_AREA])
-                groups[p, g, G_FX] += f * float(contact_f[k, CF_NORMAL])
-                groups[p, g, G_FY] += f * float(contact_f[k, CF_NORMAL + 1])
-                groups[p, g, G_FZ] += f * float(contact_f[k, CF_NORMAL + 2])
-                w = f if fsum > 0.0 else a
-                groups[p, g, G_PX] += w * (float(contact_f[k, CF_POINT]) - copx)
-                groups[p, g, G_PY] += w * (float(contact_f[k, CF_POINT + 1]) - copy)
-                groups[p, g, G_PZ] += w * (float(contact_f[k, CF_POINT + 2]) - copz)
-                groups[p, g, G_F] += w
-                groups[p, g, G_A] += a
-                groups[p, g, G_C] += float(contact_f[k, CF_STIFFNESS])
-                groups[p, g, G_W] += float(contact_f[k, CF_WEIGHT])
-            used = 0
-            for g in range(ng):
-                if groups[p, g, G_A] > 0.0:  # active contacts always have area
-                    used += 1
-            if used <= active_budget or (cells == 1 and not normal_bins):
-                break
-            if normal_bins and cells > 2:
-                cells -= 1
-            elif normal_bins:
-                normal_bins = False
-                cells = top
-            else:
-                cells -= 1
-        ng = NORMAL_BINS * cells * cells
-        # 4. representatives and the torque they carry; then the smallest shifts that fix it
-        rtx = 0.0
-        rty = 0.0
-        rtz = 0.0
-        m00 = 0.0
-        m01 = 0.0
-        m02 = 0.0
-        m11 = 0.0
-        m12 = 0.0
-        m22 = 0.0
-        for g in range(ng):
-            if groups[p, g, G_A] <= 0.0:
-                continue
-            w = groups[p, g, G_F]
-            if w > 0.0:
-                px = groups[p, g, G_PX] / w
-                py = groups[p, g, G_PY] / w
-                pz = groups[p, g, G_PZ] / w
-            else:
-                px = 0.0
-                py = 0.0
-                pz = 0.0
-            groups[p, g, G_PX] = px
-            groups[p, g, G_PY] = py
-            groups[p, g, G_PZ] = pz
-            gx = groups[p, g, G_FX]
-            gy = groups[p, g, G_FY]
-            gz = groups[p, g, G_FZ]
-            rtx += py * gz - pz * gy
-            rty += pz * gx - px * gz
-            rtz += px * gy - py * gx
-            g2 = gx * gx + gy * gy + gz * gz
-            m00 += g2 - gx * gx
-            m01 -= gx * gy
-            m02 -= gx * gz
-            m11 += g2 - gy * gy
-            m12 -= gy * gz
-            m22 += g2 - gz * gz
-        reg = 1e-7 * (m00 + m11 + m22)
-        lx, ly, lz = _solve_sym3(m00 + reg, m01, m02, m11 + reg, m12, m22 + reg, tx - rtx, ty - rty, tz - rtz)
-        for g in range(ng):
-            if groups[p, g, G_A] <= 0.0:
-                continue
-            gx = groups[p, g, G_FX]
-            gy = groups[p, g, G_FY]
-            gz = groups[p, g, G_FZ]
-            # δ_g = F_g × λ
-            px = copx + groups[p, g, G_PX] + (gy * lz - gz * ly)
-            py = copy + groups[p, g, G_PY] + (gz * lx - gx * lz)
-            pz = copz + groups[p, g, G_PZ] + (gx * ly - gy * lx)
-            gmag = math.sqrt(gx * gx + gy * gy + gz * gz)
-            if gmag > 0.0:
-                qx = gx / gmag
-                qy = gy / gmag
-                qz = gz / gmag
-            else:  # a group of the rim with no pressure yet: the pair's normal
-                qx = nx
-                qy = ny
-                qz = nz
-            area = groups[p, g, G_A]
-            c = groups[p, g, G_C]
-            depth = -gmag / c if c > 0.0 else 0.0
-            pressure = gmag / area if area > 0.0 else 0.0
-            write_contact(out_f, out_i, o, px, py, pz, qx, qy, qz, area, depth, pressure, gmag, c,
-                           groups[p, g, G_W], sa, sb, env, p, False)
-            o += 1
-    # 5. speculative contacts: a 2×2 grid of their extent, mean position and normal, least depth
-    if n_spec > 0:
-        su0 = 1e300
-        su1 = -1e300
-        sv0 = 1e300
-        sv1 = -1e300
-        for k in range(start, stop):
-            if contact_i[k, CI_SPECULATIVE] == 0:
-                continue
-            pu = float(contact_f[k, CF_POINT]) * ux + float(contact_f[k, CF_POINT + 1]) * uy + float(contact_f[k, CF_POINT + 2]) * uz
-            pv = float(contact_f[k, CF_POINT]) * vx + float(contact_f[k, CF_POINT + 1]) * vy + float(contact_f[k, CF_POINT + 2]) * vz
-            su0 = min(su0, pu)
-            su1 = max(su1, pu)
-            sv0 = min(sv0, pv)
-            sv1 = max(sv1, pv)
-        sdu = max(su1 - su0, 1e-12) * (1.0 + 1e-9)
-        sdv = max(sv1 - sv0, 1e-12) * (1.0 + 1e-9)
-        scells = 1
-        while (scells + 1) * (scells + 1) <= spec_slots:
-            scells += 1
-        for g in range(scells * scells):
-            for q in range(G_COLS):
-                groups[p, g, q] = 0.0
-            groups[p, g, G_F] = 1e300  # least depth
-        for k in range(start, stop):
-            if contact_i[k, CI_SPECULATIVE] == 0:
-                continue
-            pu = float(contact_f[k, CF_POINT]) * ux + float(contact_f[k, CF_POINT + 1]) * uy + float(contact_f[k, CF_POINT + 2]) * uz
-            pv = float(contact_f[k, CF_POINT]) * vx + float(contact_f[k, CF_POINT + 1]) * vy + float(contact_f[k, CF_POINT + 2]) * vz
-            cu = min(max(int((pu - su0) / sdu * scells), 0), scells - 1)
-            cv = min(max(int((pv - sv0) / sdv * scells), 0), scells - 1)
-            g = cv * scells + cu
-            groups[p, g, G_PX] += float(contact_f[k, CF_POINT])
-            groups[p, g, G_PY] += float(contact_f[k, CF_POINT + 1])
-            groups[p, g, G_PZ] += float(contact_f[k, CF_POINT + 2])
-            groups[p, g, G_AX] += float(contact_f[k, CF_NORMAL])
-            groups[p, g, G_AY] += float(contact_f[k, CF_NORMAL + 1])
-            groups[p, g, G_AZ] += float(contact_f[k, CF_NORMAL + 2])
-            groups[p, g, G_F] = min(groups[p, g, G_F], float(contact_f[k, CF_DEPTH]))
-            groups[p, g, G_N] += 1.0
-        for g in range(scells * scells):
-            cnt = groups[p, g, G_N]
-            if cnt <= 0.0:
-                continue
-            am = math.sqrt(groups[p, g, G_AX] ** 2 + groups[p, g, G_AY] ** 2 + groups[p, g, G_AZ] ** 2)
-            if am > 0.0:
-                qx = groups[p, g, G_AX] / am
-                qy = groups[p, g, G_AY] / am
-                qz = groups[p, g, G_AZ] / am
-            else:
-                qx = nx
-                qy = ny
-                qz = nz
-            write_contact(out_f, out_i, o, groups[p, g, G_PX] / cnt, groups[p, g, G_PY] / cnt,
-                           groups[p, g, G_PZ] / cnt, qx, qy, qz, 0.0, groups[p, g, G_F], 0.0, 0.0, 0.0, 0.0,
-                           sa, sb, env, p, True)
-            o += 1
-    out_counts[p] = o - base
+            px = 0.0
+            py = 0.0
+            pz = 0.0
+        groups[p, g, G_PX] = px
+        groups[p, g, G_PY] = py
+        groups[p, g, G_PZ] = pz
+        gx = groups[p, g, G_FX]
+        gy = groups[p, g, G_FY]
+        gz = groups[p, g, G_FZ]
+        rtx += py * gz - pz * gy
+        rty += pz * gx - px * gz
+        rtz += px * gy - py * gx
+        g2 = gx * gx + gy * gy + gz * gz
+        m00 += g2 - gx * gx
+        m01 -= gx * gy
+        m02 -= gx * gz
+        m11 += g2 - gy * gy
+        m12 -= gy * gz
+        m22 += g2 - gz * gz
+    return rtx, rty, rtz, m00, m01, m02, m11, m12, m22
+
+
+@device_fn
+def _torque_shift(p, groups, ng, tx, ty, tz):
+    """λ of the smallest representative shifts δ_g = F_g × λ that make the representatives carry
+    the patch's torque (tx, ty, tz) about the CoP: (Σ |F_g|²I − F_g F_gᵀ) λ = ΔT."""
+    rtx, rty, rtz, m00, m01, m02, m11, m12, m22 = _representatives(p, groups, ng)
+    reg = 1e-7 * (m00 + m11 + m22)
+    return _solve_sym3(m00 + reg, m01, m02, m11 + reg, m12, m22 + reg, tx - rtx, ty - rty, tz - rtz)
+
+
+@device_fn
+def _write_representatives(p, groups, ng, cop, lam, n, out_f, out_i, o, sa, sb, env):
+    """One contact per used group, shifted by F_g × λ; returns the next output row."""
+    lx, ly, lz = lam
+    for g in range(ng):
+        if groups[p, g, G_A] <= 0.0:
+            continue
+        gx = groups[p, g, G_FX]
+        gy = groups[p, g, G_FY]
+        gz = groups[p, g, G_FZ]
+        # δ_g = F_g × λ
+        px = cop[0] + groups[p, g, G_PX] + (gy * lz - gz * ly)
+        py = cop[1] + groups[p, g, G_PY] + (gz * lx - gx * lz)
+        pz = cop[2] + groups[p, g, G_PZ] + (gx * ly - gy * lx)
+        gmag = math.sqrt(gx * gx + gy * gy + gz * gz)
+        if gmag > 0.0:
+            qx = gx / gmag
+            qy = gy / gmag
+            qz = gz / gmag
+        else:  # a group of the rim with no pressure yet: the pair's normal
+            qx, qy, qz = n
+        area = groups[p, g, G_A]
+        c = groups[p, g, G_C]
+        depth = -gmag / c if c > 0.0 else 0.0
+        pressure = gmag / area if area > 0.0 else 0.0
+        write_contact(out_f, out_i, o, px, py, pz, qx, qy, qz, area, depth, pressure, gmag, c, groups[p, g, G_W],
+                      sa, sb, env, p, False)
+        o += 1
+    return o
+
+
+# -- 5. the speculative set -------------------------------------------------------------------
+
+
+@device_fn
+def _write_speculative(p, groups, contact_f, contact_i, start, stop, n, u, v, slots, out_f, out_i, o, sa, sb, env):
+    """Up to ``slots`` speculative representatives on a grid of their extent in the (u, v) plane:
+    mean position and normal, least depth, zero force. Returns the next output row."""
+    su0 = 1e300
+    su1 = -1e300
+    sv0 = 1e300
+    sv1 = -1e300
+    for k in range(start, stop):
+        if contact_i[k, CI_SPECULATIVE] == 0:
+            continue
+        pu, pv = _plane_coordinates(contact_f, k, u, v)
+        su0 = min(su0, pu)
+        su1 = max(su1, pu)
+        sv0 = min(sv0, pv)
+        sv1 = max(sv1, pv)
+    sdu = max(su1 - su0, 1e-12) * (1.0 + 1e-9)
+    sdv = max(sv1 - sv0, 1e-12) * (1.0 + 1e-9)
+    scells = 1
+    while (scells + 1) * (scells + 1) <= slots:
+        scells += 1
+    _clear_groups(groups, p, scells * scells)
+    for g in range(scells * scells):
+        groups[p, g, G_F] = 1e300  # least depth
+    for k in range(start, stop):
+        if contact_i[k, CI_SPECULATIVE] == 0:
+            continue
+        pu, pv = _plane_coordinates(contact_f, k, u, v)
+        cu = min(max(int((pu - su0) / sdu * scells), 0), scells - 1)
+        cv = min(max(int((pv - sv0) / sdv * scells), 0), scells - 1)
+        g = cv * scells + cu
+        px, py, pz = _contact_vector(contact_f, k, CF_POINT)
+        qx, qy, qz = _contact_vector(contact_f, k, CF_NORMAL)
+        groups[p, g, G_PX] += px
+        groups[p, g, G_PY] += py
+        groups[p, g, G_PZ] += pz
+        groups[p, g, G_AX] += qx
+        groups[p, g, G_AY] += qy
+        groups[p, g, G_AZ] += qz
+        groups[p, g, G_F] = min(groups[p, g, G_F], float(contact_f[k, CF_DEPTH]))
+        groups[p, g, G_N] += 1.0
+    for g in range(scells * scells):
+        cnt = groups[p, g, G_N]
+        if cnt <= 0.0:
+            continue
+        am = math.sqrt(groups[p, g, G_AX] ** 2 + groups[p, g, G_AY] ** 2 + groups[p, g, G_AZ] ** 2)
+        if am > 0.0:
+            qx = groups[p, g, G_AX] / am
+            qy = groups[p, g, G_AY] / am
+            qz = groups[p, g, G_AZ] / am
+        else:
+            qx, qy, qz = n
+        write_contact(out_f, out_i, o, groups[p, g, G_PX] / cnt, groups[p, g, G_PY] / cnt, groups[p, g, G_PZ] / cnt,
+                      qx, qy, qz, 0.0, groups[p, g, G_F], 0.0, 0.0, 0.0, 0.0, sa, sb, env, p, True)
+        o += 1
+    return o
+
+
+# -- the kernel ------------------------------------------------------------------------------------
 
 
 # Data in: contact_f, contact_i (pair-major patch contacts); Workspace: groups
 # Data out: out_f, out_i (pair × budget slots), out_counts
-@cpu_kernel
-def _reduce_cpu(n, n_contacts, contact_f, contact_i, budget, groups, out_f, out_i, out_counts):
-    for p in prange(n):
-        _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f, out_i, out_counts)
+@device_fn
+def _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f, out_i, out_counts):
+    pair_column = contact_i[:, CI_PAIR]
+    start = lower_bound(pair_column, n_contacts, p)
+    stop = lower_bound(pair_column, n_contacts, p + 1)
+    base = p * budget
+    if stop <= start:
+        out_counts[p] = 0
+        return
+    sa = contact_i[start, CI_SHAPE_A]
+    sb = contact_i[start, CI_SHAPE_B]
+    env = contact_i[start, CI_ENV]
+    # 1. totals, the pair's normal and its in-plane basis
+    (fx, fy, fz, fsum, asum, fpx, fpy, fpz, apx, apy, apz, anx, any_, anz, tox, toy, toz, lox, loy, loz, hix, hiy,
+     hiz, n_active, n_spec) = _pair_totals(contact_f, contact_i, start, stop)
+    lo = (lox, loy, loz)
+    hi = (hix, hiy, hiz)
+    n = _pair_normal(fx, fy, fz, anx, any_, anz)
+    ux, uy, uz, vx, vy, vz = _basis(n[0], n[1], n[2])
+    u = (ux, uy, uz)
+    v = (vx, vy, vz)
+    # speculative slots leave room for one group per normal bin
+    spec_slots = min(SPECULATIVE_SLOTS, n_spec, budget - NORMAL_BINS)
+    if n_spec > 0 and n_active == 0:
+        spec_slots = min(budget, 4 * SPECULATIVE_SLOTS)
+    o = base
+    if n_active > 0:
+        cop = _center_of_pressure(fsum, asum, (fpx, fpy, fpz), (apx, apy, apz), lo, hi)
+        # the true torque about the centre of pressure: T_origin − CoP × F
+        tx = tox - (cop[1] * fz - cop[2] * fy)
+        ty = toy - (cop[2] * fx - cop[0] * fz)
+        tz = toz - (cop[0] * fy - cop[1] * fx)
+        # 2. groups on the patch plane, within the budget
+        u0, v0, du, dv = _plane_extents(lo, hi, ux, uy, uz, vx, vy, vz)
+        cells = _group_within_budget(p, groups, contact_f, contact_i, start, stop, n, u, v, u0, v0, du, dv, cop,
+                                     fsum > 0.0, budget - spec_slots)
+        ng = NORMAL_BINS * cells * cells
+        # 3., 4. one representative per group, shifted so that together they carry the torque
+        lam = _torque_shift(p, groups, ng, tx, ty, tz)
+        o = _write_representatives(p, groups, ng, cop, lam, n, out_f, out_i, o, sa, sb, env)
+    # 5. speculative contacts
+    if n_spec > 0:
+        o = _write_speculative(p, groups, contact_f, contact_i, start, stop, n, u, v, spec_slots, out_f, out_i, o,
+                               sa, sb, env)
+    out_counts[p] = o - base
 
 
-@cuda_kernel
-def _reduce_cuda(n, n_contacts, contact_f, contact_i, budget, groups, out_f, out_i, out_counts):
-    p = cuda.grid(1)
-    if p < n:
-        _reduce_pair_item(p, n_contacts, contact_f, contact_i, budget, groups, out_f, out_i, out_counts)
+REDUCE = kernel("reduction.reduce", _reduce_pair_item, serial_below=2)
 
 
-REDUCE = KernelPair("reduction.reduce", _reduce_cpu, _reduce_cuda, serial_below=2)
-
-
+# Data in: slot_f, slot_i (pair × budget slots), counts, offsets (their scan)
+# Data out: out_f, out_i (compacted in pair order, below capacity)
 @device_fn
 def _compact_item(j, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity):
     p = j // budget
@@ -458,20 +534,7 @@ def _compact_item(j, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capa
         out_i[o, q] = slot_i[j, q]
 
 
-@cpu_kernel
-def _compact_cpu(n, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity):
-    for j in prange(n):
-        _compact_item(j, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity)
-
-
-@cuda_kernel
-def _compact_cuda(n, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity):
-    j = cuda.grid(1)
-    if j < n:
-        _compact_item(j, budget, slot_f, slot_i, counts, offsets, out_f, out_i, capacity)
-
-
-COMPACT = KernelPair("reduction.compact", _compact_cpu, _compact_cuda)
+COMPACT = kernel("reduction.compact", _compact_item)
 
 
 class ReductionWorkspace:
@@ -525,16 +588,7 @@ def reduce_contacts(contacts: Contacts, n_pairs: int | None = None, config=None,
     if len(contacts) and np.any(np.diff(contacts.pair) < 0):
         raise ValueError("contacts must be sorted by pair (the pipeline's order)")
     n_pairs = int(contacts.pair.max()) + 1 if n_pairs is None and len(contacts) else int(n_pairs or 0)
-    cf = np.zeros((len(contacts) + 1, CF_COUNT), np.float32)
-    ci = np.zeros((len(contacts) + 1, CI_COUNT), np.int32)
-    cf[:-1, 0:3] = contacts.point
-    cf[:-1, 3:6] = contacts.normal
-    for col, name in ((CF_AREA, "area"), (CF_DEPTH, "depth"), (CF_PRESSURE, "pressure"), (CF_FORCE, "force"),
-                      (CF_STIFFNESS, "stiffness"), (CF_WEIGHT, "weight")):
-        cf[:-1, col] = getattr(contacts, name)
-    for col, name in ((CI_SHAPE_A, "shape_a"), (CI_SHAPE_B, "shape_b"), (CI_ENV, "env"), (CI_PAIR, "pair")):
-        ci[:-1, col] = getattr(contacts, name)
-    ci[:-1, CI_SPECULATIVE] = contacts.speculative
+    cf, ci = contacts_to_buffers(contacts)
     ws = ReductionWorkspace(dev, cfg.max_contacts_per_pair)
     capacity = cfg.reduced_contact_capacity or max(1, n_pairs * cfg.max_contacts_per_pair)
     out_f = dev.full((capacity + 1, CF_COUNT), np.nan, np.float32)
@@ -545,13 +599,3 @@ def reduce_contacts(contacts: Contacts, n_pairs: int | None = None, config=None,
     if required > capacity:
         overflow.append(Overflow("reduced_contact_capacity", capacity, required))
     return contacts_from_buffers(dev.to_host(out_f[:n]), dev.to_host(out_i[:n])), overflow
-
-
-def contacts_from_buffers(f, i) -> Contacts:
-    """A :class:`Contacts` table from packed host buffers."""
-    f = np.array(f, copy=True)
-    i = np.array(i, copy=True)
-    return Contacts(point=f[:, 0:3], normal=f[:, 3:6], area=f[:, CF_AREA], depth=f[:, CF_DEPTH],
-                    pressure=f[:, CF_PRESSURE], force=f[:, CF_FORCE], stiffness=f[:, CF_STIFFNESS],
-                    weight=f[:, CF_WEIGHT], shape_a=i[:, CI_SHAPE_A], shape_b=i[:, CI_SHAPE_B], env=i[:, CI_ENV],
-                    pair=i[:, CI_PAIR], speculative=i[:, CI_SPECULATIVE].astype(bool))

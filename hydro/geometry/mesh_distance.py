@@ -11,52 +11,64 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import backend  # noqa: F401  (sets the kernel cache folder before anything is compiled)
+from ..backend import cpu_jit, device_fn
 
 LEAF_SIZE = 4
 
 
-@njit(cache=True)
+@device_fn
+def _edge_dots(abx, aby, abz, acx, acy, acz, dx, dy, dz):
+    """(ab·d, ac·d) for d = p − (a vertex)."""
+    return abx * dx + aby * dy + abz * dz, acx * dx + acy * dy + acz * dz
+
+
+@device_fn
+def _vertex_then_edge(a_e, a_f, v_e, v_f, ax, ay, az, vx, vy, vz, ex, ey, ez):
+    """Ericson's tests for vertex v = a + e of a triangle, then for its edge a–v, from the dots of
+    the edge e and the triangle's other edge f with p − a (a_e, a_f) and p − v (v_e, v_f).
+    Returns (region, x, y, z): region 1 vertex v, 2 on the edge (x, y, z the point), 0 neither."""
+    if v_e >= 0.0 and v_f <= v_e:
+        return 1, vx, vy, vz
+    m = a_e * v_f - v_e * a_f
+    if m <= 0.0 and a_e >= 0.0 and v_e <= 0.0:
+        t = a_e / (a_e - v_e)
+        return 2, ax + t * ex, ay + t * ey, az + t * ez
+    return 0, 0.0, 0.0, 0.0
+
+
+@cpu_jit
 def _closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
     """Closest point on triangle abc to p, and its feature: 0 face, 1..3 vertex a,b,c, 4..6 edge ab,bc,ca."""
     abx, aby, abz = bx - ax, by - ay, bz - az
     acx, acy, acz = cx - ax, cy - ay, cz - az
-    apx, apy, apz = px - ax, py - ay, pz - az
-    d1 = abx * apx + aby * apy + abz * apz
-    d2 = acx * apx + acy * apy + acz * apz
+    d1, d2 = _edge_dots(abx, aby, abz, acx, acy, acz, px - ax, py - ay, pz - az)
     if d1 <= 0.0 and d2 <= 0.0:
         return ax, ay, az, 1
-    bpx, bpy, bpz = px - bx, py - by, pz - bz
-    d3 = abx * bpx + aby * bpy + abz * bpz
-    d4 = acx * bpx + acy * bpy + acz * bpz
-    if d3 >= 0.0 and d4 <= d3:
-        return bx, by, bz, 2
-    vc = d1 * d4 - d3 * d2
-    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
-        v = d1 / (d1 - d3)
-        return ax + v * abx, ay + v * aby, az + v * abz, 4
-    cpx, cpy, cpz = px - cx, py - cy, pz - cz
-    d5 = abx * cpx + aby * cpy + abz * cpz
-    d6 = acx * cpx + acy * cpy + acz * cpz
-    if d6 >= 0.0 and d5 <= d6:
-        return cx, cy, cz, 3
-    vb = d5 * d2 - d1 * d6
-    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
-        w = d2 / (d2 - d6)
-        return ax + w * acx, ay + w * acy, az + w * acz, 6
+    # vertex b, edge ab
+    d3, d4 = _edge_dots(abx, aby, abz, acx, acy, acz, px - bx, py - by, pz - bz)
+    region, qx, qy, qz = _vertex_then_edge(d1, d2, d3, d4, ax, ay, az, bx, by, bz, abx, aby, abz)
+    if region != 0:
+        return qx, qy, qz, 2 if region == 1 else 4
+    # vertex c, edge ca: the same tests with the roles of ab and ac swapped
+    d5, d6 = _edge_dots(abx, aby, abz, acx, acy, acz, px - cx, py - cy, pz - cz)
+    region, qx, qy, qz = _vertex_then_edge(d2, d1, d6, d5, ax, ay, az, cx, cy, cz, acx, acy, acz)
+    if region != 0:
+        return qx, qy, qz, 3 if region == 1 else 6
     va = d3 * d6 - d5 * d4
     if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
         w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
         return bx + w * (cx - bx), by + w * (cy - by), bz + w * (cz - bz), 5
+    vb = d5 * d2 - d1 * d6
+    vc = d1 * d4 - d3 * d2
     denom = 1.0 / (va + vb + vc)
     v = vb * denom
     w = vc * denom
     return ax + abx * v + acx * w, ay + aby * v + acy * w, az + abz * v + acz * w, 0
 
 
-@njit(cache=True)
+@cpu_jit
 def _build_bvh(centroids, tri_lo, tri_hi, leaf_size):
     """Median-split BVH. Returns (node_lo, node_hi, node_left, node_start, node_count, order).
 
@@ -130,31 +142,26 @@ def _build_bvh(centroids, tri_lo, tri_hi, leaf_size):
     return node_lo[:n_nodes], node_hi[:n_nodes], node_left[:n_nodes], node_start[:n_nodes], node_count[:n_nodes], order
 
 
-@njit(cache=True)
+@device_fn
+def _gap2(lo, hi, p):
+    """Squared distance from p to the interval [lo, hi]."""
+    v = lo - p
+    if v > 0.0:
+        return v * v
+    v = p - hi
+    if v > 0.0:
+        return v * v
+    return 0.0
+
+
+@cpu_jit
 def _box_dist2(px, py, pz, lo, hi, node):
-    d = 0.0
-    v = lo[node, 0] - px
-    if v > 0.0:
-        d += v * v
-    v = px - hi[node, 0]
-    if v > 0.0:
-        d += v * v
-    v = lo[node, 1] - py
-    if v > 0.0:
-        d += v * v
-    v = py - hi[node, 1]
-    if v > 0.0:
-        d += v * v
-    v = lo[node, 2] - pz
-    if v > 0.0:
-        d += v * v
-    v = pz - hi[node, 2]
-    if v > 0.0:
-        d += v * v
-    return d
+    """Squared distance from p to the box of ``node`` (0 inside)."""
+    return (_gap2(lo[node, 0], hi[node, 0], px) + _gap2(lo[node, 1], hi[node, 1], py)
+            + _gap2(lo[node, 2], hi[node, 2], pz))
 
 
-@njit(cache=True)
+@cpu_jit
 def _mesh_signed_distance(px, py, pz, bound, tri, node_lo, node_hi, node_left, node_start, node_count, order,
                           face_n, vert_n, edge_n, tri_vert, tri_edge, stack):
     """Signed distance from p to the mesh; ``bound`` is any upper bound on |distance| (or inf)."""
@@ -211,7 +218,7 @@ def _mesh_signed_distance(px, py, pz, bound, tri, node_lo, node_hi, node_left, n
     return d if s >= 0.0 else -d
 
 
-@njit(parallel=True, cache=True)
+@cpu_jit(parallel=True)
 def _signed_distance_many(pts, chunk, tri, node_lo, node_hi, node_left, node_start, node_count, order,
                           face_n, vert_n, edge_n, tri_vert, tri_edge, out):
     n = pts.shape[0]

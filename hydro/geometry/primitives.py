@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-from numba import njit, prange
+from numba import prange
 
-from ..backend import device_fn
+from ..backend import cpu_jit, device_fn
 
 # Shape kind codes (stable: they appear in packed arrays).
 SPHERE, BOX, CAPSULE, CYLINDER, CONE, ELLIPSOID, MESH, PLANE, HEIGHTFIELD, CONVEX_MESH = range(10)
@@ -236,9 +236,7 @@ def primitive_phi(kind, params, x, y, z):
     return math.nan
 
 
-
-
-@njit(parallel=True, cache=True)
+@cpu_jit(parallel=True)
 def _primitive_phi_many(kind, params, pts, out):
     for i in prange(pts.shape[0]):
         out[i] = primitive_phi(kind, params, pts[i, 0], pts[i, 1], pts[i, 2])

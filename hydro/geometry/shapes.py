@@ -140,11 +140,31 @@ class Box(Geometry):
 
 
 @dataclass(frozen=True, eq=True)
-class Capsule(Geometry):
-    """A capsule along local Z: a cylinder of length ``height`` capped by two hemispheres."""
+class _RadiusHeight(Geometry):
+    """A solid of revolution about local Z given by a ``radius`` and a ``height`` (both > 0)."""
 
     radius: float
     height: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive("radius", self.radius))
+        object.__setattr__(self, "height", _positive("height", self.height))
+
+    def params(self):
+        return np.array([self.radius, 0.5 * self.height, 0.0, 0.0])
+
+    def local_aabb(self):
+        r, hh = self.radius, 0.5 * self.height
+        return np.array([-r, -r, -hh]), np.array([r, r, hh])
+
+    def key(self):
+        return (self.kind_name, self.radius, self.height)
+
+
+@dataclass(frozen=True, eq=True)
+class Capsule(_RadiusHeight):
+    """A capsule along local Z: a cylinder of length ``height`` (>= 0) capped by two hemispheres."""
+
     kind = CAPSULE
 
     def __post_init__(self):
@@ -154,15 +174,9 @@ class Capsule(Geometry):
             raise ValueError(f"height must be a finite number >= 0, got {self.height!r}")
         object.__setattr__(self, "height", h)
 
-    def params(self):
-        return np.array([self.radius, 0.5 * self.height, 0.0, 0.0])
-
     def local_aabb(self):
         r, hh = self.radius, 0.5 * self.height
         return np.array([-r, -r, -hh - r]), np.array([r, r, hh + r])
-
-    def key(self):
-        return ("capsule", self.radius, self.height)
 
     def volume(self):
         r, h = self.radius, self.height
@@ -179,26 +193,10 @@ class Capsule(Geometry):
 
 
 @dataclass(frozen=True, eq=True)
-class Cylinder(Geometry):
+class Cylinder(_RadiusHeight):
     """A solid cylinder along local Z of radius ``radius`` and length ``height``."""
 
-    radius: float
-    height: float
     kind = CYLINDER
-
-    def __post_init__(self):
-        object.__setattr__(self, "radius", _positive("radius", self.radius))
-        object.__setattr__(self, "height", _positive("height", self.height))
-
-    def params(self):
-        return np.array([self.radius, 0.5 * self.height, 0.0, 0.0])
-
-    def local_aabb(self):
-        r, hh = self.radius, 0.5 * self.height
-        return np.array([-r, -r, -hh]), np.array([r, r, hh])
-
-    def key(self):
-        return ("cylinder", self.radius, self.height)
 
     def volume(self):
         return math.pi * self.radius**2 * self.height
@@ -211,26 +209,10 @@ class Cylinder(Geometry):
 
 
 @dataclass(frozen=True, eq=True)
-class Cone(Geometry):
+class Cone(_RadiusHeight):
     """A solid cone along local Z: base of radius ``radius`` at z = −height/2, apex at +height/2."""
 
-    radius: float
-    height: float
     kind = CONE
-
-    def __post_init__(self):
-        object.__setattr__(self, "radius", _positive("radius", self.radius))
-        object.__setattr__(self, "height", _positive("height", self.height))
-
-    def params(self):
-        return np.array([self.radius, 0.5 * self.height, 0.0, 0.0])
-
-    def local_aabb(self):
-        r, hh = self.radius, 0.5 * self.height
-        return np.array([-r, -r, -hh]), np.array([r, r, hh])
-
-    def key(self):
-        return ("cone", self.radius, self.height)
 
     def volume(self):
         return math.pi * self.radius**2 * self.height / 3.0

@@ -19,32 +19,34 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..backend import cpu_jit
 from ..geometry import MESH, Geometry, Mesh
 from .pack import SDFPack
 from .layout import BRICK, BRICK_SAMPLES, FORMAT_DTYPES, SAMPLES_PER_BRICK, SDFSettings, grid_layout
+from .sample import trilerp
 
 
-@njit(parallel=True, cache=True)
+@cpu_jit(parallel=True)
 def _brick_sample_points(origin, h, nb, bricks, out):
-    """Sample positions of the given bricks, x fastest: out (len(bricks) * 729, 3)."""
+    """Sample positions of the given bricks, x fastest: out (len(bricks) * SAMPLES_PER_BRICK, 3)."""
     for k in prange(bricks.shape[0]):
         b = bricks[k]
         bx = b % nb[0]
         by = (b // nb[0]) % nb[1]
         bz = b // (nb[0] * nb[1])
-        base = k * 729
-        for lz in range(9):
-            for ly in range(9):
-                for lx in range(9):
-                    j = base + (lz * 9 + ly) * 9 + lx
-                    out[j, 0] = origin[0] + (8 * bx + lx) * h
-                    out[j, 1] = origin[1] + (8 * by + ly) * h
-                    out[j, 2] = origin[2] + (8 * bz + lz) * h
+        base = k * SAMPLES_PER_BRICK
+        for lz in range(BRICK_SAMPLES):
+            for ly in range(BRICK_SAMPLES):
+                for lx in range(BRICK_SAMPLES):
+                    j = base + (lz * BRICK_SAMPLES + ly) * BRICK_SAMPLES + lx
+                    out[j, 0] = origin[0] + (BRICK * bx + lx) * h
+                    out[j, 1] = origin[1] + (BRICK * by + ly) * h
+                    out[j, 2] = origin[2] + (BRICK * bz + lz) * h
 
 
-@njit(parallel=True, cache=True)
+@cpu_jit(parallel=True)
 def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fine, out_error):
     """Flag the bricks to store fine: some exact sample lies in the band [inner, outer] and
     trilinear interpolation of the coarse grid misses some sample by more than ``tolerance``.
@@ -65,7 +67,7 @@ def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fi
         c011 = coarse[((bz + 1) * cy + by + 1) * cx + bx]
         c111 = coarse[((bz + 1) * cy + by + 1) * cx + bx + 1]
         in_band = False
-        for j in range(k * 729, (k + 1) * 729):
+        for j in range(k * SAMPLES_PER_BRICK, (k + 1) * SAMPLES_PER_BRICK):
             if values[j] >= inner and values[j] <= outer:
                 in_band = True
                 break
@@ -74,25 +76,19 @@ def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fi
             out_error[k] = 0.0
             continue
         worst = 0.0
-        for lz in range(9):
-            tz = lz / 8.0
-            for ly in range(9):
-                ty = ly / 8.0
-                for lx in range(9):
-                    tx = lx / 8.0
-                    a = c000 + (c100 - c000) * tx
-                    bb = c010 + (c110 - c010) * tx
-                    c = c001 + (c101 - c001) * tx
-                    d = c011 + (c111 - c011) * tx
-                    e = a + (bb - a) * ty
-                    f = c + (d - c) * ty
-                    v = e + (f - e) * tz
-                    worst = max(worst, abs(v - values[k * 729 + (lz * 9 + ly) * 9 + lx]))
+        for lz in range(BRICK_SAMPLES):
+            tz = lz / BRICK
+            for ly in range(BRICK_SAMPLES):
+                ty = ly / BRICK
+                for lx in range(BRICK_SAMPLES):
+                    v = trilerp(c000, c100, c010, c110, c001, c101, c011, c111, lx / BRICK, ty, tz)
+                    j = k * SAMPLES_PER_BRICK + (lz * BRICK_SAMPLES + ly) * BRICK_SAMPLES + lx
+                    worst = max(worst, abs(v - values[j]))
         out_fine[k] = worst > tolerance
         out_error[k] = worst
 
 
-@njit(parallel=True, cache=True)
+@cpu_jit(parallel=True)
 def _brick_slopes(nb, h, slot, atlas_values, coarse, out):
     """Per brick and axis: the largest |∂φ/∂x_i| of the stored, trilinearly interpolated field.
 
@@ -112,17 +108,17 @@ def _brick_slopes(nb, h, slot, atlas_values, coarse, out):
         gy = 0.0
         gz = 0.0
         if s >= 0:
-            for lz in range(9):
-                for ly in range(9):
-                    for lx in range(8):
+            for lz in range(BRICK_SAMPLES):
+                for ly in range(BRICK_SAMPLES):
+                    for lx in range(BRICK):
                         gx = max(gx, abs(atlas_values[s, lz, ly, lx + 1] - atlas_values[s, lz, ly, lx]))
-            for lz in range(9):
-                for ly in range(8):
-                    for lx in range(9):
+            for lz in range(BRICK_SAMPLES):
+                for ly in range(BRICK):
+                    for lx in range(BRICK_SAMPLES):
                         gy = max(gy, abs(atlas_values[s, lz, ly + 1, lx] - atlas_values[s, lz, ly, lx]))
-            for lz in range(8):
-                for ly in range(9):
-                    for lx in range(9):
+            for lz in range(BRICK):
+                for ly in range(BRICK_SAMPLES):
+                    for lx in range(BRICK_SAMPLES):
                         gz = max(gz, abs(atlas_values[s, lz + 1, ly, lx] - atlas_values[s, lz, ly, lx]))
             out[b, 0] = gx / h
             out[b, 1] = gy / h
@@ -133,12 +129,12 @@ def _brick_slopes(nb, h, slot, atlas_values, coarse, out):
                     gx = max(gx, abs(coarse[bz + v, by + u, bx + 1] - coarse[bz + v, by + u, bx]))
                     gy = max(gy, abs(coarse[bz + v, by + 1, bx + u] - coarse[bz + v, by, bx + u]))
                     gz = max(gz, abs(coarse[bz + 1, by + v, bx + u] - coarse[bz, by + v, bx + u]))
-            out[b, 0] = gx / (8.0 * h)
-            out[b, 1] = gy / (8.0 * h)
-            out[b, 2] = gz / (8.0 * h)
+            out[b, 0] = gx / (BRICK * h)
+            out[b, 1] = gy / (BRICK * h)
+            out[b, 2] = gz / (BRICK * h)
 
 
-@njit(parallel=True, cache=True)
+@cpu_jit(parallel=True)
 def _quantize(values, lo, scale_inv, levels, out):
     for i in prange(values.shape[0]):
         q = math.floor((values[i] - lo) * scale_inv + 0.5)

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
-BRICK = 8  # voxels per brick edge
-BRICK_SAMPLES = BRICK + 1
+BRICK_SHIFT = 3
+BRICK = 1 << BRICK_SHIFT  # voxels per brick edge (8)
+INV_BRICK = 1.0 / BRICK
+BRICK_SAMPLES = BRICK + 1  # samples per brick edge (faces shared with neighbours are duplicated)
 SAMPLES_PER_BRICK = BRICK_SAMPLES**3
 FORMATS = ("float32", "uint16", "uint8")
-FORMAT_CODES = {"float32": 0, "uint16": 1, "uint8": 2}
+FORMAT_FLOAT32, FORMAT_UINT16, FORMAT_UINT8 = range(3)  # codes in params_i (read by jitted code)
+FORMAT_CODES = {"float32": FORMAT_FLOAT32, "uint16": FORMAT_UINT16, "uint8": FORMAT_UINT8}
 FORMAT_DTYPES = {"float32": np.float32, "uint16": np.uint16, "uint8": np.uint8}
 DEFAULT_PADDING_VOXELS = 4
 
@@ -47,8 +51,8 @@ class SDFSettings:
 
     def __post_init__(self):
         r = self.max_resolution
-        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r <= 0 or r % 8 != 0:
-            raise ValueError(f"max_resolution must be a positive multiple of 8, got {r!r}")
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r <= 0 or r % BRICK != 0:
+            raise ValueError(f"max_resolution must be a positive multiple of {BRICK}, got {r!r}")
         object.__setattr__(self, "max_resolution", int(r))
         if self.target_voxel_size is not None:
             t = float(self.target_voxel_size)
@@ -78,6 +82,11 @@ class SDFSettings:
         object.__setattr__(self, "coarse_tolerance", c)
 
 
+def _brick_multiple(length, h):
+    """Voxels of edge ``h`` covering ``length`` per axis, rounded up to whole bricks (at least one)."""
+    return np.maximum(BRICK, np.ceil(length / h / BRICK - 1e-9).astype(np.int64) * BRICK)
+
+
 def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
     """The grid for bounds ``lo..hi``: ``(origin, voxel_size, resolution, padding)``.
 
@@ -94,7 +103,7 @@ def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
         h = tvs
         pad = settings.padding if settings.padding is not None else DEFAULT_PADDING_VOXELS * h
         pad += extra
-        n = np.maximum(8, np.ceil((size + 2 * pad) / h / 8.0 - 1e-9).astype(np.int64) * 8)
+        n = _brick_multiple(size + 2 * pad, h)
     else:
         n_max = settings.max_resolution
         longest = float(size.max())
@@ -105,7 +114,7 @@ def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
         else:
             pad = settings.padding + extra
             h = (longest + 2 * pad) / n_max
-        n = np.maximum(8, np.ceil((size + 2 * pad) / h / 8.0 - 1e-9).astype(np.int64) * 8)
+        n = _brick_multiple(size + 2 * pad, h)
         n = np.minimum(n, n_max)
     center = 0.5 * (lo + hi)
     origin = center - 0.5 * n * h
@@ -113,7 +122,7 @@ def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
 
 
 # ============================================================================================
-# Device helpers: sampling a packed field
+# The packed parameter rows (read by the device samplers in .sample)
 
 # Per-shape float parameters (row of SDFPack.params_f)
 F_ORIGIN = 0  # 0..2
@@ -134,3 +143,16 @@ I_COARSE_OFFSET = 8
 I_ATLAS_OFFSET = 9
 I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: three slope bounds per brick
 I_COUNT = 11
+
+
+class SDFView(NamedTuple):
+    """The packed fields of :class:`~hydro.sdf.pack.SDFPack` on one device: what every sampling
+    helper reads, passed to kernels as one argument (see ``SDFPack`` for the shapes)."""
+
+    params_f: Any  # (S, F_COUNT) float64: the rows above
+    params_i: Any  # (S, I_COUNT) int32
+    slots: Any  # (Σ bricks,) int32: fine slot per brick, −1 coarse
+    coarse: Any  # float32: coarse grids, then per-brick slope bounds
+    atlas_f32: Any  # fine samples by format
+    atlas_u16: Any
+    atlas_u8: Any

@@ -1,4 +1,4 @@
-"""Level sets of sampled fields as triangle meshes (NumPy only; used for display and checks).
+"""Level sets of sampled fields as triangle meshes (NumPy; used for display and checks).
 
 :func:`marching_cubes` is a vectorised twin of the pipeline's marching cubes: the same tables
 (:mod:`hydro.contact.mc_tables`: case bit ``c`` set when corner ``c`` is negative, triangles wound so
@@ -7,8 +7,8 @@ their normals point toward increasing value), the same edge crossing
 are shared: one per crossed grid edge.
 
 :func:`sdf_grid_values` reads an :class:`~hydro.sdf.SDF`'s stored values at its grid samples
-exactly as the kernels do (fine brick samples dequantised, trilinear coarse values elsewhere),
-and :func:`sdf_level_set` meshes the surface ``φ = level`` of a shape in its local frame (the
+through the kernels' own sampler (fine brick samples dequantised, trilinear coarse values
+elsewhere), and :func:`sdf_level_set` meshes the surface ``φ = level`` of a shape in its local frame (the
 zero level set is the shape as its SDF sees it; the narrow band edges are other levels).
 """
 
@@ -140,37 +140,9 @@ def marching_cubes(values, *, origin=(0.0, 0.0, 0.0), spacing=1.0, clamp: float 
 
 def sdf_grid_values(sdf, lo=(0, 0, 0), hi=None) -> np.ndarray:
     """φ of ``sdf`` at its grid samples ``lo..hi`` (inclusive (x, y, z) index ranges; default the
-    whole grid), as an array of shape (z, y, x): exactly the values the kernels read there
-    (``hydro.sdf.sdf_grid_phi``)."""
-    res = np.asarray(sdf.resolution, dtype=np.int64)
-    lo = np.asarray(lo, dtype=np.int64)
-    hi = res.copy() if hi is None else np.asarray(hi, dtype=np.int64)
-    if np.any(lo < 0) or np.any(hi > res) or np.any(hi < lo):
-        raise ValueError(f"sample range {lo.tolist()}..{hi.tolist()} is outside the grid 0..{res.tolist()}")
-    nb = res // 8
-    axes = []
-    for a in range(3):
-        idx = np.arange(lo[a], hi[a] + 1)
-        brick = np.minimum(idx >> 3, nb[a] - 1)
-        axes.append((brick, idx - 8 * brick))
-    (bx, lx), (by, ly), (bz, lz) = axes
-    # coarse: trilinear on the brick-corner grid, separably, with the kernel's operation order
-    # (a = v000 + (v100 − v000)·tx, …, e = a + (b − a)·ty, …, e + (f − e)·tz): identical values
-    c = np.asarray(sdf.coarse, dtype=np.float32).astype(np.float64)
-    tx, ty, tz = lx * 0.125, ly * 0.125, lz * 0.125
-    x0 = c[:, :, bx]
-    along_x = x0 + (c[:, :, bx + 1] - x0) * tx  # (cz+1, cy+1, nx)
-    y0 = along_x[:, by, :]
-    along_y = y0 + (along_x[:, by + 1, :] - y0) * ty[None, :, None]  # (cz+1, ny, nx)
-    z0 = along_y[bz]
-    out = z0 + (along_y[bz + 1] - z0) * tz[:, None, None]  # (nz, ny, nx)
-    # fine bricks: their stored samples
-    slot = np.asarray(sdf.brick_slot)[np.ix_(bz, by, bx)]
-    k, j, i = np.nonzero(slot >= 0)
-    if len(k):
-        q = np.asarray(sdf.atlas)[slot[k, j, i], lz[k], ly[j], lx[i]].astype(np.float64)
-        out[k, j, i] = q if sdf.settings.texture_format == "float32" else sdf.offset + sdf.scale * q
-    return out
+    whole grid), as an array of shape (z, y, x): read by the kernels' own sampler
+    (:func:`hydro.sdf.sample.sdf_grid_phi`), so these are exactly the values they see."""
+    return sdf.pack().grid_values(0, lo, hi)
 
 
 def sdf_level_set(sdf, level: float = 0.0) -> MarchingCubesMesh:

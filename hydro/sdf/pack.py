@@ -7,8 +7,8 @@ import numpy as np
 from ..backend import get_device
 from .layout import (F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_INV_VOXEL, F_JUMP, F_OFFSET, F_ORIGIN, F_SCALE, F_VOXEL,
                      FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET, I_COUNT, I_FORMAT, I_RES,
-                     I_SLOPES_OFFSET, I_SLOT_OFFSET)
-from .sample import SAMPLE_PHI, SAMPLE_PHI_GRAD
+                     I_SLOPES_OFFSET, I_SLOT_OFFSET, SDFView)
+from .sample import GRID_PHI, SAMPLE_PHI, SAMPLE_PHI_GRAD
 
 
 class SDFPack:
@@ -73,18 +73,20 @@ class SDFPack:
         self.atlas_f32 = cat(atlases["float32"], np.float32)
         self.atlas_u16 = cat(atlases["uint16"], np.uint16)
         self.atlas_u8 = cat(atlases["uint8"], np.uint8)
-        self._device_arrays = {}
+        self._views = {}
 
     def __len__(self) -> int:
         return len(self.sdfs)
 
-    def arrays(self, device="cpu") -> tuple:
-        """``(params_f, params_i, slots, coarse, atlas_f32, atlas_u16, atlas_u8)`` on ``device``."""
+    def view(self, device="cpu") -> SDFView:
+        """The packed arrays on ``device``, as the one :class:`~hydro.sdf.layout.SDFView` argument
+        that the sampling helpers take (copied to the device once, then reused)."""
         dev = get_device(device)
-        if dev.name not in self._device_arrays:
-            host = (self.params_f, self.params_i, self.slots, self.coarse, self.atlas_f32, self.atlas_u16, self.atlas_u8)
-            self._device_arrays[dev.name] = tuple(dev.asarray(a) for a in host)
-        return self._device_arrays[dev.name]
+        if dev.name not in self._views:
+            host = SDFView(self.params_f, self.params_i, self.slots, self.coarse, self.atlas_f32, self.atlas_u16,
+                           self.atlas_u8)
+            self._views[dev.name] = SDFView(*(dev.asarray(a) for a in host))
+        return self._views[dev.name]
 
     def _points(self, shape_ids, points):
         pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
@@ -102,7 +104,7 @@ class SDFPack:
         dev = get_device(device)
         ids, pts = self._points(shape_ids, points)
         out = dev.full(len(pts), np.nan, np.float64)
-        dev.launch(SAMPLE_PHI, len(pts), dev.asarray(ids), dev.asarray(pts), *self.arrays(dev), out)
+        dev.launch(SAMPLE_PHI, len(pts), dev.asarray(ids), dev.asarray(pts), self.view(dev), out)
         return dev.to_host(out)
 
     def sample_grad(self, shape_ids, points, *, device="cpu"):
@@ -111,5 +113,22 @@ class SDFPack:
         ids, pts = self._points(shape_ids, points)
         phi = dev.full(len(pts), np.nan, np.float64)
         grad = dev.full((len(pts), 3), np.nan, np.float64)
-        dev.launch(SAMPLE_PHI_GRAD, len(pts), dev.asarray(ids), dev.asarray(pts), *self.arrays(dev), phi, grad)
+        dev.launch(SAMPLE_PHI_GRAD, len(pts), dev.asarray(ids), dev.asarray(pts), self.view(dev), phi, grad)
         return dev.to_host(phi), dev.to_host(grad)
+
+    def grid_values(self, shape: int, lo=(0, 0, 0), hi=None, *, device="cpu") -> np.ndarray:
+        """φ of shape ``shape`` at its grid samples ``lo..hi`` (inclusive (x, y, z) index ranges;
+        default the whole grid), shape (z, y, x): the values the kernels read there."""
+        dev = get_device(device)
+        if not 0 <= shape < len(self):
+            raise ValueError(f"shape must lie in [0, {len(self) - 1}], got {shape}")
+        res = np.asarray(self.sdfs[shape].resolution, dtype=np.int64)
+        lo = np.asarray(lo, dtype=np.int64)
+        hi = res.copy() if hi is None else np.asarray(hi, dtype=np.int64)
+        if np.any(lo < 0) or np.any(hi > res) or np.any(hi < lo):
+            raise ValueError(f"sample range {lo.tolist()}..{hi.tolist()} is outside the grid 0..{res.tolist()}")
+        count = hi - lo + 1
+        out = dev.full(int(np.prod(count)), np.nan, np.float64)
+        dev.launch(GRID_PHI, len(out), int(shape), int(lo[0]), int(lo[1]), int(lo[2]), int(count[0]), int(count[1]),
+                   self.view(dev), out)
+        return dev.to_host(out).reshape(count[2], count[1], count[0])

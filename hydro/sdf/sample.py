@@ -9,70 +9,74 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda, prange
-
-from ..backend import KernelPair, cpu_kernel, cuda_kernel, device_fn
-from .layout import (F_INV_VOXEL, F_OFFSET, F_ORIGIN, F_SCALE, F_VOXEL, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET,
-                     I_FORMAT, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET)
-
-
-@device_fn
-def _fine_value(fmt, idx, scale, offset, a32, a16, a8):
-    if fmt == 1:
-        return offset + scale * float(a16[idx])
-    if fmt == 0:
-        return float(a32[idx])
-    return offset + scale * float(a8[idx])
+from ..backend import device_fn, kernel
+from .layout import (BRICK, BRICK_SAMPLES, BRICK_SHIFT, F_INV_VOXEL, F_OFFSET, F_ORIGIN, F_SCALE, F_VOXEL,
+                     FORMAT_FLOAT32, FORMAT_UINT16, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET, I_FORMAT, I_RES,
+                     I_SLOPES_OFFSET, I_SLOT_OFFSET, INV_BRICK, SAMPLES_PER_BRICK)
 
 
 @device_fn
-def _fine_corners(atlas, base, scale, offset):
-    """The 8 corners of the fine cell whose lowest sample is atlas[base] (9×9 rows)."""
-    return (offset + scale * float(atlas[base]), offset + scale * float(atlas[base + 1]),
-            offset + scale * float(atlas[base + 9]), offset + scale * float(atlas[base + 10]),
-            offset + scale * float(atlas[base + 81]), offset + scale * float(atlas[base + 82]),
-            offset + scale * float(atlas[base + 90]), offset + scale * float(atlas[base + 91]))
+def _fine_value(fmt, idx, scale, offset, sdf):
+    if fmt == FORMAT_UINT16:
+        return offset + scale * float(sdf.atlas_u16[idx])
+    if fmt == FORMAT_FLOAT32:
+        return float(sdf.atlas_f32[idx])
+    return offset + scale * float(sdf.atlas_u8[idx])
 
 
 @device_fn
-def _cell_corners(s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8, fine_cell):
-    """The 8 corner values of a cell. Returns (v000, v100, v010, v110, v001, v101, v011, v111).
-
-    With ``fine_cell`` >= 0 the cell is voxel (ix, iy, iz) of that fine brick slot; otherwise
-    it is the coarse cell of brick (ix, iy, iz).
-    """
-    if fine_cell >= 0:
-        fmt = pi[s, I_FORMAT]
-        base = pi[s, I_ATLAS_OFFSET] + fine_cell * 729 + (iz * 9 + iy) * 9 + ix
-        if fmt == 1:
-            return _fine_corners(a16, base, pf[s, F_SCALE], pf[s, F_OFFSET])
-        if fmt == 0:
-            return _fine_corners(a32, base, 1.0, 0.0)
-        return _fine_corners(a8, base, pf[s, F_SCALE], pf[s, F_OFFSET])
-    cx = pi[s, I_BRICKS] + 1
-    cy = pi[s, I_BRICKS + 1] + 1
-    base = pi[s, I_COARSE_OFFSET] + (iz * cy + iy) * cx + ix
-    sy = cx
-    sz = cx * cy
-    return _fine_corners_strided(coarse, base, sy, sz)
-
-
-@device_fn
-def _fine_corners_strided(values, base, sy, sz):
+def _corner_values(values, base, sy, sz):
+    """The 8 corners of the cell whose lowest sample is values[base], in rows of ``sy`` and layers
+    of ``sz`` samples: (v000, v100, v010, v110, v001, v101, v011, v111)."""
     return (float(values[base]), float(values[base + 1]), float(values[base + sy]), float(values[base + sy + 1]),
             float(values[base + sz]), float(values[base + sz + 1]), float(values[base + sz + sy]),
             float(values[base + sz + sy + 1]))
 
 
 @device_fn
-def _locate(s, x, y, z, pf, pi, slots):
+def _dequantized(c, scale, offset):
+    """Stored integer corners ``c`` (8) as distances: offset + scale · q."""
+    return (offset + scale * c[0], offset + scale * c[1], offset + scale * c[2], offset + scale * c[3],
+            offset + scale * c[4], offset + scale * c[5], offset + scale * c[6], offset + scale * c[7])
+
+
+@device_fn
+def _cell_corners(s, ix, iy, iz, sdf, fine_cell):
+    """The 8 corner values of a cell. Returns (v000, v100, v010, v110, v001, v101, v011, v111).
+
+    With ``fine_cell`` >= 0 the cell is voxel (ix, iy, iz) of that fine brick slot; otherwise
+    it is the coarse cell of brick (ix, iy, iz).
+    """
+    pf = sdf.params_f
+    pi = sdf.params_i
+    if fine_cell >= 0:
+        fmt = pi[s, I_FORMAT]
+        base = (pi[s, I_ATLAS_OFFSET] + fine_cell * SAMPLES_PER_BRICK + (iz * BRICK_SAMPLES + iy) * BRICK_SAMPLES
+                + ix)
+        sy = BRICK_SAMPLES
+        sz = BRICK_SAMPLES * BRICK_SAMPLES
+        if fmt == FORMAT_UINT16:
+            return _dequantized(_corner_values(sdf.atlas_u16, base, sy, sz), pf[s, F_SCALE], pf[s, F_OFFSET])
+        if fmt == FORMAT_FLOAT32:
+            return _corner_values(sdf.atlas_f32, base, sy, sz)
+        return _dequantized(_corner_values(sdf.atlas_u8, base, sy, sz), pf[s, F_SCALE], pf[s, F_OFFSET])
+    cx = pi[s, I_BRICKS] + 1
+    cy = pi[s, I_BRICKS + 1] + 1
+    base = pi[s, I_COARSE_OFFSET] + (iz * cy + iy) * cx + ix
+    return _corner_values(sdf.coarse, base, cx, cx * cy)
+
+
+@device_fn
+def _locate(s, x, y, z, sdf):
     """Clamp a local point into the box and find its cell.
 
     Returns (ix, iy, iz, fine_slot, tx, ty, tz, cell_size, outside_x, outside_y, outside_z):
     the cell indices (voxel within the brick, or the brick for a coarse cell), the brick's fine
-    slot (−1: coarse), the fractions inside the cell, the cell edge in voxels (1 or 8) and the
+    slot (−1: coarse), the fractions inside the cell, the cell edge in voxels (1 or BRICK) and the
     offset from the clamped point to the query point (zero inside the box).
     """
+    pf = sdf.params_f
+    pi = sdf.params_i
     inv = pf[s, F_INV_VOXEL]
     gx = (x - pf[s, F_ORIGIN]) * inv
     gy = (y - pf[s, F_ORIGIN + 1]) * inv
@@ -90,106 +94,104 @@ def _locate(s, x, y, z, pf, pi, slots):
     nbx = pi[s, I_BRICKS]
     nby = pi[s, I_BRICKS + 1]
     nbz = pi[s, I_BRICKS + 2]
-    bx = min(int(cgx) >> 3, nbx - 1)
-    by = min(int(cgy) >> 3, nby - 1)
-    bz = min(int(cgz) >> 3, nbz - 1)
-    ux = cgx - 8.0 * bx
-    uy = cgy - 8.0 * by
-    uz = cgz - 8.0 * bz
-    slot = slots[pi[s, I_SLOT_OFFSET] + (bz * nby + by) * nbx + bx]
+    bx = min(int(cgx) >> BRICK_SHIFT, nbx - 1)
+    by = min(int(cgy) >> BRICK_SHIFT, nby - 1)
+    bz = min(int(cgz) >> BRICK_SHIFT, nbz - 1)
+    ux = cgx - BRICK * bx
+    uy = cgy - BRICK * by
+    uz = cgz - BRICK * bz
+    slot = sdf.slots[pi[s, I_SLOT_OFFSET] + (bz * nby + by) * nbx + bx]
     if slot >= 0:
-        cx = min(int(ux), 7)
-        cy = min(int(uy), 7)
-        cz = min(int(uz), 7)
+        cx = min(int(ux), BRICK - 1)
+        cy = min(int(uy), BRICK - 1)
+        cz = min(int(uz), BRICK - 1)
         return cx, cy, cz, slot, ux - cx, uy - cy, uz - cz, 1.0, ox, oy, oz
-    return bx, by, bz, -1, ux * 0.125, uy * 0.125, uz * 0.125, 8.0, ox, oy, oz
+    return bx, by, bz, -1, ux * INV_BRICK, uy * INV_BRICK, uz * INV_BRICK, float(BRICK), ox, oy, oz
 
 
 @device_fn
-def _trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz):
+def _trilerp_steps(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz):
+    """The partial blends of trilinear interpolation: (a, b, c, d) along x, (e, f) along y;
+    the value is ``e + (f − e)·tz`` and the partial sums give the gradient."""
     a = v000 + (v100 - v000) * tx
     b = v010 + (v110 - v010) * tx
     c = v001 + (v101 - v001) * tx
     d = v011 + (v111 - v011) * tx
-    e = a + (b - a) * ty
-    f = c + (d - c) * ty
+    return a, b, c, d, a + (b - a) * ty, c + (d - c) * ty
+
+
+@device_fn
+def trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz):
+    """Trilinear interpolation of a cell's corners at fractions (tx, ty, tz)."""
+    a, b, c, d, e, f = _trilerp_steps(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz)
     return e + (f - e) * tz
 
 
 @device_fn
-def sdf_phi(s, x, y, z, pf, pi, slots, coarse, a32, a16, a8):
+def sdf_phi(s, x, y, z, sdf):
     """φ of packed shape ``s`` at local point (x, y, z)."""
-    ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, pf, pi, slots)
-    v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(
-        s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8, slot)
-    phi = _trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz)
+    ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, sdf)
+    v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(s, ix, iy, iz, sdf, slot)
+    phi = trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz)
     if ox != 0.0 or oy != 0.0 or oz != 0.0:
         phi += math.sqrt(ox * ox + oy * oy + oz * oz)
     return phi
 
 
 @device_fn
-def sdf_phi_reuse(s, x, y, z, pf, pi, slots, coarse, a32, a16, a8, key_slot, key_x, key_y, key_z,
-                  v000, v100, v010, v110, v001, v101, v011, v111):
+def sdf_phi_reuse(s, x, y, z, sdf, key_slot, key_x, key_y, key_z, v000, v100, v010, v110, v001, v101, v011, v111):
     """:func:`sdf_phi` for a run of nearby points: the corner values of the previous point's cell
     (and its key: slot, cell indices) are passed in and reused when the cell is the same.
 
     Returns (phi, slot, ix, iy, iz, v000, …, v111) to pass on to the next call; start with
     ``key_slot = -2``.
     """
-    ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, pf, pi, slots)
+    ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, sdf)
     if slot != key_slot or ix != key_x or iy != key_y or iz != key_z:
-        v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(
-            s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8, slot)
-    phi = _trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz)
+        v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(s, ix, iy, iz, sdf, slot)
+    phi = trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz)
     if ox != 0.0 or oy != 0.0 or oz != 0.0:
         phi += math.sqrt(ox * ox + oy * oy + oz * oz)
     return phi, slot, ix, iy, iz, v000, v100, v010, v110, v001, v101, v011, v111
 
 
 @device_fn
-def sdf_grid_brick(s, i, j, k, pf, pi, slots, coarse, a32, a16, a8):
+def sdf_grid_brick(s, i, j, k, sdf):
     """The brick holding grid sample (i, j, k) and what reading its samples needs:
-    (slot, lx, ly, lz, c000, …, c111) with (lx, ly, lz) the sample within the brick (0..8) and,
-    for a coarse brick (slot −1), its 8 coarse corners (zeros for a fine one)."""
+    (slot, lx, ly, lz, c000, …, c111) with (lx, ly, lz) the sample within the brick (0..BRICK)
+    and, for a coarse brick (slot −1), its 8 coarse corners (zeros for a fine one)."""
+    pi = sdf.params_i
     nbx = pi[s, I_BRICKS]
     nby = pi[s, I_BRICKS + 1]
     nbz = pi[s, I_BRICKS + 2]
-    bx = min(i >> 3, nbx - 1)
-    by = min(j >> 3, nby - 1)
-    bz = min(k >> 3, nbz - 1)
-    slot = slots[pi[s, I_SLOT_OFFSET] + (bz * nby + by) * nbx + bx]
+    bx = min(i >> BRICK_SHIFT, nbx - 1)
+    by = min(j >> BRICK_SHIFT, nby - 1)
+    bz = min(k >> BRICK_SHIFT, nbz - 1)
+    slot = sdf.slots[pi[s, I_SLOT_OFFSET] + (bz * nby + by) * nbx + bx]
     if slot >= 0:
-        return slot, i - 8 * bx, j - 8 * by, k - 8 * bz, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    c000, c100, c010, c110, c001, c101, c011, c111 = _cell_corners(
-        s, bx, by, bz, pf, pi, slots, coarse, a32, a16, a8, -1)
-    return slot, i - 8 * bx, j - 8 * by, k - 8 * bz, c000, c100, c010, c110, c001, c101, c011, c111
+        return slot, i - BRICK * bx, j - BRICK * by, k - BRICK * bz, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    c000, c100, c010, c110, c001, c101, c011, c111 = _cell_corners(s, bx, by, bz, sdf, -1)
+    return slot, i - BRICK * bx, j - BRICK * by, k - BRICK * bz, c000, c100, c010, c110, c001, c101, c011, c111
 
 
 @device_fn
-def sdf_grid_brick_value(s, slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111, pf, pi, a32, a16,
-                         a8):
-    """φ at sample (lx, ly, lz) (0..8) of the brick described by :func:`sdf_grid_brick`."""
+def sdf_grid_brick_value(s, slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111, sdf):
+    """φ at sample (lx, ly, lz) (0..BRICK) of the brick described by :func:`sdf_grid_brick`."""
     if slot >= 0:
-        idx = pi[s, I_ATLAS_OFFSET] + slot * 729 + (lz * 9 + ly) * 9 + lx
-        return _fine_value(pi[s, I_FORMAT], idx, pf[s, F_SCALE], pf[s, F_OFFSET], a32, a16, a8)
-    return _trilerp(c000, c100, c010, c110, c001, c101, c011, c111, lx * 0.125, ly * 0.125, lz * 0.125)
+        pi = sdf.params_i
+        idx = pi[s, I_ATLAS_OFFSET] + slot * SAMPLES_PER_BRICK + (lz * BRICK_SAMPLES + ly) * BRICK_SAMPLES + lx
+        return _fine_value(pi[s, I_FORMAT], idx, sdf.params_f[s, F_SCALE], sdf.params_f[s, F_OFFSET], sdf)
+    return trilerp(c000, c100, c010, c110, c001, c101, c011, c111, lx * INV_BRICK, ly * INV_BRICK, lz * INV_BRICK)
 
 
 @device_fn
-def sdf_phi_grad(s, x, y, z, pf, pi, slots, coarse, a32, a16, a8):
+def sdf_phi_grad(s, x, y, z, sdf):
     """φ and ∇φ of packed shape ``s`` at local point (x, y, z): (phi, gx, gy, gz)."""
-    ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, pf, pi, slots)
-    v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(
-        s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8, slot)
-    a = v000 + (v100 - v000) * tx
-    b = v010 + (v110 - v010) * tx
-    c = v001 + (v101 - v001) * tx
-    d = v011 + (v111 - v011) * tx
-    e = a + (b - a) * ty
-    f = c + (d - c) * ty
-    phi = e + (f - e) * tz  # the trilinear blend, kept open: its partial sums give the gradient
-    inv_len = pf[s, F_INV_VOXEL] / cell
+    ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, sdf)
+    v000, v100, v010, v110, v001, v101, v011, v111 = _cell_corners(s, ix, iy, iz, sdf, slot)
+    a, b, c, d, e, f = _trilerp_steps(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz)
+    phi = e + (f - e) * tz
+    inv_len = sdf.params_f[s, F_INV_VOXEL] / cell
     # derivatives of the trilinear interpolant
     dx0 = (v100 - v000) + ((v110 - v010) - (v100 - v000)) * ty
     dx1 = (v101 - v001) + ((v111 - v011) - (v101 - v001)) * ty
@@ -213,16 +215,22 @@ def sdf_phi_grad(s, x, y, z, pf, pi, slots, coarse, a32, a16, a8):
 
 
 @device_fn
-def sdf_grid_phi(s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8):
+def sdf_grid_phi(s, ix, iy, iz, sdf):
     """φ of packed shape ``s`` at its grid sample (ix, iy, iz), 0 <= i <= n."""
-    slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111 = sdf_grid_brick(
-        s, ix, iy, iz, pf, pi, slots, coarse, a32, a16, a8)
-    return sdf_grid_brick_value(s, slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111, pf, pi, a32,
-                                a16, a8)
+    slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111 = sdf_grid_brick(s, ix, iy, iz, sdf)
+    return sdf_grid_brick_value(s, slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111, sdf)
 
 
 @device_fn
-def sdf_slopes(s, x, y, z, reach, pf, pi, coarse):
+def _brick_range(g, r, nb):
+    """The bricks ``b0 .. b1`` (clamped into 0 .. nb−1) that grid interval g ± r overlaps."""
+    b0 = min(max(int(math.floor((g - r) * INV_BRICK)), 0), nb - 1)
+    b1 = min(max(int(math.floor((g + r) * INV_BRICK)), 0), nb - 1)
+    return b0, b1
+
+
+@device_fn
+def sdf_slopes(s, x, y, z, reach, sdf):
     """Bounds (gx, gy, gz) on |∂φ/∂x_i| of packed shape ``s`` over the cube of half edge
     ``reach`` around local (x, y, z): the largest bounds of the bricks it overlaps.
 
@@ -230,13 +238,15 @@ def sdf_slopes(s, x, y, z, reach, pf, pi, coarse):
     1; every slope of interpolated distance samples is at most 1 (plus rounding), which also
     serves when the cube would span too many bricks to visit.
     """
+    pf = sdf.params_f
+    pi = sdf.params_i
     h = pf[s, F_VOXEL]
     fallback = 1.0 + pf[s, F_SCALE] / h
     r = reach / h
     gx = (x - pf[s, F_ORIGIN]) / h
     gy = (y - pf[s, F_ORIGIN + 1]) / h
     gz = (z - pf[s, F_ORIGIN + 2]) / h
-    if r > 8.0:
+    if r > BRICK:
         return fallback, fallback, fallback
     nx = pi[s, I_RES]
     ny = pi[s, I_RES + 1]
@@ -244,18 +254,15 @@ def sdf_slopes(s, x, y, z, reach, pf, pi, coarse):
     leaves = gx - r < 0.0 or gy - r < 0.0 or gz - r < 0.0 or gx + r > nx or gy + r > ny or gz + r > nz
     nbx = pi[s, I_BRICKS]
     nby = pi[s, I_BRICKS + 1]
-    nbz = pi[s, I_BRICKS + 2]
     # brick ranges of the cube, clamped into the box (the outside adds slopes of at most 1)
-    x0 = min(max(int(math.floor((gx - r) * 0.125)), 0), nbx - 1)
-    x1 = min(max(int(math.floor((gx + r) * 0.125)), 0), nbx - 1)
-    y0 = min(max(int(math.floor((gy - r) * 0.125)), 0), nby - 1)
-    y1 = min(max(int(math.floor((gy + r) * 0.125)), 0), nby - 1)
-    z0 = min(max(int(math.floor((gz - r) * 0.125)), 0), nbz - 1)
-    z1 = min(max(int(math.floor((gz + r) * 0.125)), 0), nbz - 1)
+    x0, x1 = _brick_range(gx, r, nbx)
+    y0, y1 = _brick_range(gy, r, nby)
+    z0, z1 = _brick_range(gz, r, pi[s, I_BRICKS + 2])
     sx = 0.0
     sy = 0.0
     sz = 0.0
     base = pi[s, I_SLOPES_OFFSET]
+    coarse = sdf.coarse
     for bz in range(z0, z1 + 1):
         for by in range(y0, y1 + 1):
             for bx in range(x0, x1 + 1):
@@ -271,17 +278,19 @@ def sdf_slopes(s, x, y, z, reach, pf, pi, coarse):
 
 
 @device_fn
-def sdf_brick_slopes(s, x, y, z, pf, pi, coarse):
+def sdf_brick_slopes(s, x, y, z, sdf):
     """Bounds (gx, gy, gz) on |∂φ/∂x_i| over the brick holding local (x, y, z), inside the box:
     valid for any region inside that brick (a cell of the shape's own grid)."""
+    pf = sdf.params_f
+    pi = sdf.params_i
     h = pf[s, F_VOXEL]
     nbx = pi[s, I_BRICKS]
     nby = pi[s, I_BRICKS + 1]
-    bx = min(int((x - pf[s, F_ORIGIN]) / h) >> 3, nbx - 1)
-    by = min(int((y - pf[s, F_ORIGIN + 1]) / h) >> 3, nby - 1)
-    bz = min(int((z - pf[s, F_ORIGIN + 2]) / h) >> 3, pi[s, I_BRICKS + 2] - 1)
+    bx = min(int((x - pf[s, F_ORIGIN]) / h) >> BRICK_SHIFT, nbx - 1)
+    by = min(int((y - pf[s, F_ORIGIN + 1]) / h) >> BRICK_SHIFT, nby - 1)
+    bz = min(int((z - pf[s, F_ORIGIN + 2]) / h) >> BRICK_SHIFT, pi[s, I_BRICKS + 2] - 1)
     k = pi[s, I_SLOPES_OFFSET] + 3 * ((bz * nby + by) * nbx + bx)
-    return float(coarse[k]), float(coarse[k + 1]), float(coarse[k + 2])
+    return float(sdf.coarse[k]), float(sdf.coarse[k + 1]), float(sdf.coarse[k + 2])
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,45 +298,30 @@ def sdf_brick_slopes(s, x, y, z, pf, pi, coarse):
 
 
 @device_fn
-def _sample_phi_item(i, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out):
-    phi_out[i] = sdf_phi(shape_ids[i], points[i, 0], points[i, 1], points[i, 2], pf, pi, slots, coarse, a32, a16, a8)
-
-
-@cpu_kernel
-def _sample_phi_cpu(n, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out):
-    for i in prange(n):
-        _sample_phi_item(i, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out)
-
-
-@cuda_kernel
-def _sample_phi_cuda(n, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out):
-    i = cuda.grid(1)
-    if i < n:
-        _sample_phi_item(i, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out)
+def _sample_phi_item(i, shape_ids, points, sdf, phi_out):
+    phi_out[i] = sdf_phi(shape_ids[i], points[i, 0], points[i, 1], points[i, 2], sdf)
 
 
 @device_fn
-def _sample_grad_item(i, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out, grad_out):
-    phi, gx, gy, gz = sdf_phi_grad(shape_ids[i], points[i, 0], points[i, 1], points[i, 2],
-                                   pf, pi, slots, coarse, a32, a16, a8)
+def _sample_grad_item(i, shape_ids, points, sdf, phi_out, grad_out):
+    phi, gx, gy, gz = sdf_phi_grad(shape_ids[i], points[i, 0], points[i, 1], points[i, 2], sdf)
     phi_out[i] = phi
     grad_out[i, 0] = gx
     grad_out[i, 1] = gy
     grad_out[i, 2] = gz
 
 
-@cpu_kernel
-def _sample_grad_cpu(n, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out, grad_out):
-    for i in prange(n):
-        _sample_grad_item(i, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out, grad_out)
+@device_fn
+def _grid_phi_item(g, s, lo_x, lo_y, lo_z, count_x, count_y, sdf, phi_out):
+    # grid sample g of the box lo .. lo + count − 1, x fastest
+    ix = lo_x + g % count_x
+    iy = lo_y + (g // count_x) % count_y
+    iz = lo_z + g // (count_x * count_y)
+    phi_out[g] = sdf_grid_phi(s, ix, iy, iz, sdf)
 
 
-@cuda_kernel
-def _sample_grad_cuda(n, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out, grad_out):
-    i = cuda.grid(1)
-    if i < n:
-        _sample_grad_item(i, shape_ids, points, pf, pi, slots, coarse, a32, a16, a8, phi_out, grad_out)
-
-
-SAMPLE_PHI = KernelPair("sdf.sample_phi", _sample_phi_cpu, _sample_phi_cuda)
-SAMPLE_PHI_GRAD = KernelPair("sdf.sample_phi_grad", _sample_grad_cpu, _sample_grad_cuda)
+# Model: sdf (SDFView); Data in: shape_ids, points (local) / a box of grid samples
+# Data out: phi_out (and grad_out)
+SAMPLE_PHI = kernel("sdf.sample_phi", _sample_phi_item)
+SAMPLE_PHI_GRAD = kernel("sdf.sample_phi_grad", _sample_grad_item)
+GRID_PHI = kernel("sdf.grid_phi", _grid_phi_item)

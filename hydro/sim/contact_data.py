@@ -30,9 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import cuda, prange
 
-from ..backend import KernelPair, cpu_kernel, cuda_kernel, device_fn, get_device
+from ..backend import device_fn, get_device, kernel, lower_bound
 from ..transforms import quat_rotate_one
 
 __all__ = ["ContactData", "launch_contact_data"]
@@ -60,6 +59,8 @@ def _side_key(i, shape0, shape1, shape_body, world_body_idx, body_sensor_map, bo
     return sensor * filter_count + f
 
 
+# Model: shape_body, body_sensor_map, body_filter_map; Data in: shape0, shape1 (contacts)
+# Data out: flags (count pass), out_key, out_side (scatter pass)
 @device_fn
 def _keys_item(i, write, shape0, shape1, shape_body, world_body_idx, body_sensor_map, body_filter_map, filter_count,
                flags, offsets, out_key, out_side):
@@ -74,28 +75,10 @@ def _keys_item(i, write, shape0, shape1, shape_body, world_body_idx, body_sensor
     flags[i] = 1 if k >= 0 else 0
 
 
-# Model: shape_body, body_sensor_map, body_filter_map; Data in: shape0, shape1 (contacts)
-# Data out: flags (count pass), out_key, out_side (scatter pass)
-@cpu_kernel
-def _keys_cpu(n, write, shape0, shape1, shape_body, world_body_idx, body_sensor_map, body_filter_map, filter_count,
-              flags, offsets, out_key, out_side):
-    for i in prange(n):
-        _keys_item(i, write, shape0, shape1, shape_body, world_body_idx, body_sensor_map, body_filter_map,
-                   filter_count, flags, offsets, out_key, out_side)
+CONTACT_DATA_KEYS = kernel("contact_data.keys", _keys_item)
 
 
-@cuda_kernel
-def _keys_cuda(n, write, shape0, shape1, shape_body, world_body_idx, body_sensor_map, body_filter_map, filter_count,
-               flags, offsets, out_key, out_side):
-    i = cuda.grid(1)
-    if i < n:
-        _keys_item(i, write, shape0, shape1, shape_body, world_body_idx, body_sensor_map, body_filter_map,
-                   filter_count, flags, offsets, out_key, out_side)
-
-
-CONTACT_DATA_KEYS = KernelPair("contact_data.keys", _keys_cpu, _keys_cuda)
-
-
+# Data in: in_key, in_side (sides sorted by the lower bits); Data out: zeros / out_key, out_side
 @device_fn
 def _split_item(j, write, bit, count, in_key, in_side, zeros, zero_offsets, out_key, out_side):
     b = (in_key[j] >> bit) & 1
@@ -110,62 +93,24 @@ def _split_item(j, write, bit, count, in_key, in_side, zeros, zero_offsets, out_
     out_side[o] = in_side[j]
 
 
-# Data in: in_key, in_side (sides sorted by the lower bits); Data out: zeros / out_key, out_side
-@cpu_kernel
-def _split_cpu(n, write, bit, count, in_key, in_side, zeros, zero_offsets, out_key, out_side):
-    for j in prange(n):
-        _split_item(j, write, bit, count, in_key, in_side, zeros, zero_offsets, out_key, out_side)
+CONTACT_DATA_SPLIT = kernel("contact_data.split", _split_item)
 
 
-@cuda_kernel
-def _split_cuda(n, write, bit, count, in_key, in_side, zeros, zero_offsets, out_key, out_side):
-    j = cuda.grid(1)
-    if j < n:
-        _split_item(j, write, bit, count, in_key, in_side, zeros, zero_offsets, out_key, out_side)
-
-
-CONTACT_DATA_SPLIT = KernelPair("contact_data.split", _split_cpu, _split_cuda)
-
-
-@device_fn
-def _lower_bound(keys, count, value):
-    lo = 0
-    hi = count
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
+# Data in: keys (sorted pair keys of the sides); Data out: first, required, clipped (per pair)
 @device_fn
 def _count_item(p, keys, count, max_count, first, required, clipped):
-    lo = _lower_bound(keys, count, p)
-    hi = _lower_bound(keys, count, p + 1)
+    lo = lower_bound(keys, count, p)
+    hi = lower_bound(keys, count, p + 1)
     first[p] = lo
     required[p] = hi - lo
     clipped[p] = min(hi - lo, max_count)
 
 
-# Data in: keys (sorted pair keys of the sides); Data out: first, required, clipped (per pair)
-@cpu_kernel
-def _count_cpu(n, keys, count, max_count, first, required, clipped):
-    for p in prange(n):
-        _count_item(p, keys, count, max_count, first, required, clipped)
+CONTACT_DATA_COUNT = kernel("contact_data.count", _count_item)
 
 
-@cuda_kernel
-def _count_cuda(n, keys, count, max_count, first, required, clipped):
-    p = cuda.grid(1)
-    if p < n:
-        _count_item(p, keys, count, max_count, first, required, clipped)
-
-
-CONTACT_DATA_COUNT = KernelPair("contact_data.count", _count_cpu, _count_cuda)
-
-
+# Model: shape_body, body_q; Data in: keys, sides (sorted), first, start, contact arrays
+# Data out: out_forces, out_points, out_normals, out_separations (packed per pair)
 @device_fn
 def _emit_item(j, keys, sides, first, start, max_count, shape0, shape1, shape_body, world_body_idx, body_q, points,
                normals, forces, separations, dt_scale, points_in_world, out_forces, out_points, out_normals,
@@ -198,30 +143,7 @@ def _emit_item(j, keys, sides, first, start, max_count, shape0, shape1, shape_bo
     out_points[o, 2] = pz
 
 
-# Model: shape_body, body_q; Data in: keys, sides (sorted), first, start, contact arrays
-# Data out: out_forces, out_points, out_normals, out_separations (packed per pair)
-@cpu_kernel
-def _emit_cpu(n, keys, sides, first, start, max_count, shape0, shape1, shape_body, world_body_idx, body_q, points,
-              normals, forces, separations, dt_scale, points_in_world, out_forces, out_points, out_normals,
-              out_separations):
-    for j in prange(n):
-        _emit_item(j, keys, sides, first, start, max_count, shape0, shape1, shape_body, world_body_idx, body_q, points,
-                   normals, forces, separations, dt_scale, points_in_world, out_forces, out_points, out_normals,
-                   out_separations)
-
-
-@cuda_kernel
-def _emit_cuda(n, keys, sides, first, start, max_count, shape0, shape1, shape_body, world_body_idx, body_q, points,
-               normals, forces, separations, dt_scale, points_in_world, out_forces, out_points, out_normals,
-               out_separations):
-    j = cuda.grid(1)
-    if j < n:
-        _emit_item(j, keys, sides, first, start, max_count, shape0, shape1, shape_body, world_body_idx, body_q, points,
-                   normals, forces, separations, dt_scale, points_in_world, out_forces, out_points, out_normals,
-                   out_separations)
-
-
-CONTACT_DATA_EMIT = KernelPair("contact_data.emit", _emit_cpu, _emit_cuda)
+CONTACT_DATA_EMIT = kernel("contact_data.emit", _emit_item)
 
 
 @dataclass

@@ -39,3 +39,6 @@ def test_sdf_sampling(fmt):
     phi_c, grad_c = pack.sample_grad(ids, pts, device=CPU)
     np.testing.assert_allclose(phi_s, phi_c, rtol=0, atol=1e-12)
     np.testing.assert_allclose(grad_s, grad_c, rtol=0, atol=1e-9)
+    # the stored grid values (a box of samples spanning fine and coarse bricks, and the far faces)
+    lo, hi = (5, 6, 7), pack.sdfs[1].resolution
+    np.testing.assert_array_equal(pack.grid_values(1, lo, hi, device=SIM), pack.grid_values(1, lo, hi, device=CPU))

@@ -1,0 +1,443 @@
+"""How hydro compiles: device helpers, kernels generated from item functions, and the disk cache.
+
+Every kernel in hydro is written once as an *item function*: a ``@device_fn`` that does the
+work for one index ``i``, ``item(i, *args)``. :func:`kernel` builds from it, by generating the
+three-line launchers, the three builds a :class:`~hydro.backend.Device` runs:
+
+- ``parallel``: ``for i in prange(n): item(i, *args)`` compiled by Numba with threads (large
+  launches);
+- ``serial``: the same loop without threads (small launches: no thread start-up cost);
+- ``cuda``: ``i = cuda.grid(1); if i < n: item(i, *args)``.
+
+All three call the very same ``@device_fn`` helpers, which Numba inlines into them, so no
+formula exists twice. CPU-only compiled code (SDF building, mesh distances) uses
+:func:`cpu_jit`.
+
+Importing this module changes nothing outside hydro. :func:`configure_runtime` (called by the
+``hydro`` command, and otherwise before hydro first compiles anything) gives hydro's own
+compiled functions an on-disk cache and sets the threading default; see its docstring.
+
+Under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` set before Numba is imported) device
+helpers receive simulator arrays, which compiled Numba code cannot unbox; ``device_fn`` then
+returns a dispatcher that runs the helper's Python source for such calls, and compiled code
+otherwise, so the CPU kernels keep working in the same process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import inspect
+import linecache
+import os
+import re
+import sys
+import tempfile
+
+import numba
+from numba import cuda, prange
+from numba.core import caching
+from numba.core.registry import CPUDispatcher
+
+__all__ = [
+    "CUDASIM",
+    "COMPILING_MESSAGE",
+    "KERNELS",
+    "Kernel",
+    "SERIAL_BELOW",
+    "configure_runtime",
+    "cpu_jit",
+    "default_cache_folder",
+    "device_fn",
+    "kernel",
+    "record_signatures",
+]
+
+CUDASIM = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+
+#: Launches below this many items run the serial CPU build (no thread start-up cost), unless
+#: the kernel says otherwise (``kernel(..., serial_below=...)`` for heavy items).
+SERIAL_BELOW = 2048
+
+COMPILING_MESSAGE = "hydro: compiling kernels (first run, cached afterwards)…"
+
+_PACKAGE = __name__.rsplit(".", 1)[0]  # "hydro"
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+# ============================================================================================
+# The runtime: an on-disk cache for hydro's compiled functions, and threads
+
+
+class _Runtime:
+    """What :func:`configure_runtime` decided (one per process)."""
+
+    def __init__(self, cache_folder, announce_compiles):
+        self.cache_folder = cache_folder
+        self.announce_compiles = announce_compiles
+        self.announced = False
+        self._writable = None
+
+    def cache_writable(self) -> bool:
+        """Whether the cache folder exists or can be made, and takes files (checked once)."""
+        if self._writable is None:
+            try:
+                os.makedirs(self.cache_folder, exist_ok=True)
+                tempfile.TemporaryFile(dir=self.cache_folder).close()
+                self._writable = True
+            except OSError:
+                self._writable = False
+        return self._writable
+
+
+_runtime: _Runtime | None = None
+
+
+def default_cache_folder() -> str:
+    """Where hydro caches compiled code: ``$NUMBA_CACHE_DIR/hydro-numba`` when NUMBA_CACHE_DIR
+    is set, else ``~/.cache/hydro-numba``; the simulator's process uses ``…-cudasim``."""
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    if root:
+        folder = os.path.join(root, "hydro-numba")
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(xdg, "hydro-numba")
+    # the simulator's process compiles the same CPU kernels around Python-running helpers
+    return folder + "-cudasim" if CUDASIM else folder
+
+
+def configure_runtime(*, cache_folder: str | None = None, announce_compiles: bool = False):
+    """Set up how hydro compiles and runs its kernels. Hydro's entry points call it; library
+    use gets the defaults, applied before hydro compiles its first function.
+
+    - Caching: hydro's compiled functions (and only those: Numba's global configuration is
+      left alone) are cached on disk in ``cache_folder`` (default
+      :func:`default_cache_folder`). Each function's cache is keyed on a digest of the hydro
+      sources it can inline: its module and the hydro modules that module imports,
+      transitively. Numba's own key sees only the function's file, so an edited helper in
+      another file would otherwise load stale machine code; an edit elsewhere in hydro (the
+      viewer, the USD reader) recompiles nothing.
+    - Threads: Numba's OpenMP layer starts a parallel loop in ~2 µs on a quiet 2-core machine
+      (the work-queue layer in 60–120 µs), but its spinning workers can stall for milliseconds
+      when other processes compete for the cores. ``OMP_WAIT_POLICY=PASSIVE`` (set unless the
+      user set it; it takes effect if Numba has not started its threads yet) keeps launches
+      predictable (~45 µs); small launches run serially anyway (``SERIAL_BELOW``). A user's
+      own ``NUMBA_THREADING_LAYER`` and ``OMP_WAIT_POLICY`` win.
+    - ``announce_compiles``: print one line to stderr (:data:`COMPILING_MESSAGE`) when hydro
+      first has to compile instead of loading from the cache (the command line does this).
+
+    Calling it again changes the settings; already compiled functions stay in memory.
+    """
+    global _runtime
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    _runtime = _Runtime(cache_folder or default_cache_folder(), bool(announce_compiles))
+
+
+def _ensure_runtime() -> _Runtime:
+    if _runtime is None:
+        configure_runtime()
+    return _runtime
+
+
+def _announce_compile():
+    rt = _runtime
+    if rt is not None and rt.announce_compiles and not rt.announced:
+        rt.announced = True
+        print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
+
+
+# -- which hydro sources a module can inline ---------------------------------------------------
+
+
+def _module_file(modname: str) -> str | None:
+    """The source file of hydro module ``modname`` (a package's ``__init__.py``), or None."""
+    if modname != _PACKAGE and not modname.startswith(_PACKAGE + "."):
+        return None
+    parts = modname.split(".")[1:]
+    base = os.path.join(_PACKAGE_DIR, *parts)
+    for path in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+# ``from .x import (a, b)`` (parenthesised names may span lines) or ``import a.b as c, d``, at the
+# start of a line anywhere in a file; an import quoted in a docstring only adds a dependency
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))",
+                     re.M)
+
+
+def _imported_modules(modname: str, path: str) -> set:
+    """The hydro modules that the source at ``path`` imports (anywhere in it). ``from p import m``
+    of a submodule m counts m only: jitted code can inline what a module names, and p's own
+    source defines none of it. (A regular expression, not a parse: it runs at every start.)"""
+    with open(path, encoding="utf-8") as f:
+        source = re.sub(r"#[^\n]*", "", f.read()).replace("\\\n", " ")  # no comments, no continuations
+    package = modname if path.endswith("__init__.py") else modname.rpartition(".")[0]
+    found = set()
+    for dots, module, names, plain in _IMPORT.findall(source):
+        if not dots and not module:  # ``import a.b as c, d``
+            found.update(part.split()[0] for part in plain.split(",") if part.strip())
+            continue
+        if dots:
+            base = package.split(".")
+            base = base[: len(base) - (len(dots) - 1)]
+            module = ".".join(base + ([module] if module else []))
+        for part in names.strip("() \t\n").split(","):
+            name = part.split()[0] if part.split() else ""
+            sub = f"{module}.{name}"
+            found.add(sub if name and _module_file(sub) is not None else module)
+    return {m for m in found if _module_file(m) is not None}
+
+
+@functools.lru_cache(maxsize=None)
+def _module_closure(modname: str) -> tuple:
+    """``modname`` and every hydro module it imports, transitively (sorted names)."""
+    seen = set()
+    todo = [modname]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        path = _module_file(m)
+        if path is None:
+            continue
+        seen.add(m)
+        todo.extend(_imported_modules(m, path) - seen)
+    return tuple(sorted(seen))
+
+
+@functools.lru_cache(maxsize=None)
+def source_digest(modname: str) -> str:
+    """A digest of the hydro sources a function defined in ``modname`` can inline."""
+    h = hashlib.sha256()
+    for m in _module_closure(modname):
+        with open(_module_file(m), "rb") as f:
+            h.update(m.encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()[:16]
+
+
+# -- a Numba cache for hydro's functions -------------------------------------------------------
+
+
+class _HydroLocator(caching._CacheLocator):
+    """All of hydro's functions in one folder, stamped with the digest of what they can inline."""
+
+    def __init__(self, py_func):
+        self._py_file = py_func.__code__.co_filename
+        self._modname = py_func.__module__
+        self._cache_path = _runtime.cache_folder
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def get_source_stamp(self):
+        return source_digest(self._modname)
+
+    def get_disambiguator(self):
+        return ""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        return cls(py_func)
+
+
+class _HydroCacheImpl(caching.CompileResultCacheImpl):
+    def __init__(self, py_func):  # noqa: D107  (no call to super: no search over Numba's locators)
+        self._lineno = py_func.__code__.co_firstlineno
+        self._locator = _HydroLocator(py_func)
+        fullname = f"{py_func.__module__}.{py_func.__qualname__}".replace("<", "").replace(">", "")
+        self._filename_base = f"{fullname}.py{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+
+
+class _HydroCache(caching.FunctionCache):
+    _impl_class = _HydroCacheImpl
+
+    def load_overload(self, sig, target_context):
+        cres = super().load_overload(sig, target_context)
+        if cres is None:
+            _announce_compile()
+        return cres
+
+
+class _AnnouncingNullCache(caching.NullCache):
+    """No disk cache (the folder cannot be written); compiles are still announced."""
+
+    def load_overload(self, sig, target_context):
+        _announce_compile()
+
+
+class _HydroDispatcher(CPUDispatcher):
+    """A CPU dispatcher of hydro's: before it compiles (or loads) anything, the runtime is set up
+    and the dispatcher gets the runtime's cache (only dispatchers in use pay for one)."""
+
+    _cache_runtime = None
+
+    def compile(self, sig):
+        rt = _ensure_runtime()
+        if self._cache_runtime is not rt:
+            self._cache = _HydroCache(self.py_func) if rt.cache_writable() else _AnnouncingNullCache()
+            self._cache_runtime = rt
+        return super().compile(sig)
+
+
+if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
+    from numba.cuda.simulator.cudadrv.devicearray import (
+        FakeCUDAArray,
+        FakeWithinKernelCUDAArray,
+    )
+
+    _FAKE_ARRAYS = (FakeCUDAArray, FakeWithinKernelCUDAArray)
+
+    def _holds_fake_array(a):
+        if isinstance(a, _FAKE_ARRAYS):
+            return True
+        return isinstance(a, tuple) and any(_holds_fake_array(x) for x in a)
+
+    class _SimDispatcher(_HydroDispatcher):
+        """A CPU dispatcher that runs the Python source when given simulator arrays."""
+
+        def __call__(self, *args, **kws):
+            for a in args:
+                if _holds_fake_array(a):
+                    return self.py_func(*args, **kws)
+            return super().__call__(*args, **kws)
+
+
+def _dispatcher(fn, **options):
+    if numba.config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: plain Python, as numba.njit does
+        return fn
+    targetoptions = {"nopython": True, "boundscheck": None, **options}
+    cls = _SimDispatcher if CUDASIM else _HydroDispatcher
+    return cls(py_func=fn, locals={}, targetoptions=targetoptions)
+
+
+def device_fn(fn=None, *, inline: bool = True):
+    """Declare a device helper: plain math callable from CPU and CUDA kernels alike.
+
+    Helpers may use scalars, tuples, array indexing, loops and ``math``; no allocation, no
+    exceptions, no Python objects, so that the same source compiles for CUDA. Helpers are
+    inlined into their callers by default: a call that passes many arrays would otherwise
+    cost more than the work it does.
+    """
+
+    def wrap(f):
+        return _dispatcher(f, **({"inline": "always"} if inline else {}))
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def cpu_jit(fn=None, *, parallel: bool = False):
+    """A CPU-only compiled function of hydro's (SDF building, mesh distance), cached like the kernels."""
+
+    def wrap(f):
+        return _dispatcher(f, **({"parallel": True} if parallel else {}))
+
+    return wrap(fn) if fn is not None else wrap
+
+
+# ============================================================================================
+# Kernels: three launchers generated from one item function
+
+#: Every kernel defined in hydro, by name (the PTX test compiles each one).
+KERNELS: dict[str, "Kernel"] = {}
+
+_CPU_LAUNCHER = """\
+def {fn}(_n, {params}):
+    for _i in prange(_n):
+        _item(_i, {params})
+"""
+
+_CUDA_LAUNCHER = """\
+def {fn}(_n, {params}):
+    _i = cuda.grid(1)
+    if _i < _n:
+        _item(_i, {params})
+"""
+
+
+def _launcher(template, name, variant, item):
+    """Generate the launcher ``template`` around ``item`` (a Python function in item's module)."""
+    py_item = getattr(item, "py_func", item)
+    params = list(inspect.signature(py_item).parameters.values())
+    for p in params:
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty:
+            raise TypeError(f"kernel {name!r}: item arguments must be plain positional ones, not {p}")
+    names = [p.name for p in params[1:]]
+    if not params or any(n.startswith("_") for n in names):
+        raise TypeError(f"kernel {name!r}: the item takes the index first, then arguments not starting with '_'")
+    fn = name.replace(".", "_") + "__" + variant
+    source = template.format(fn=fn, params=", ".join(names))
+    filename = f"<hydro kernel {name} ({variant})>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
+    scope = {"__name__": py_item.__module__, "prange": prange, "cuda": cuda, "_item": item}
+    exec(compile(source, filename, "exec"), scope)
+    f = scope[fn]
+    f.__module__ = py_item.__module__
+    return f
+
+
+class Kernel:
+    """The parallel CPU, serial CPU and CUDA builds of one item function, registered by name.
+
+    Numba's cache keys a function by its name, signature and bytecode, not by its options: each
+    build is generated under a name of its own, or one build could be loaded for the other
+    (kernels silently serial, or a thread launch on every call).
+    """
+
+    def __init__(self, name: str, item, *, serial_below: int = SERIAL_BELOW, cuda_build: bool = True):
+        if name in KERNELS:
+            raise ValueError(f"kernel name {name!r} is defined twice")
+        if not hasattr(item, "py_func") and not numba.config.DISABLE_JIT:
+            item = device_fn(item)
+        self.name = name
+        self.item = item
+        self.serial_below = int(serial_below)
+        # Kernels allocate nothing, so they run without Numba's reference counting: with it, every
+        # array read out of a tuple argument (an SDFView) costs an atomic increment and decrement
+        # per item, which Numba's pruning cannot always remove.
+        self.parallel = _dispatcher(_launcher(_CPU_LAUNCHER, name, "parallel", item), parallel=True, _nrt=False)
+        self.serial = _dispatcher(_launcher(_CPU_LAUNCHER, name, "serial", item), _nrt=False)
+        self.cuda = cuda.jit(_launcher(_CUDA_LAUNCHER, name, "cuda", item)) if cuda_build else None
+        KERNELS[name] = self
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r})"
+
+    def cpu(self, n: int, *args, serial_below: int | None = None):
+        """Run items ``0 .. n-1`` on the CPU: serially below the threshold, else in parallel."""
+        threshold = self.serial_below if serial_below is None else serial_below
+        (self.parallel if n >= threshold else self.serial)(n, *args)
+
+
+def kernel(name: str, item, *, serial_below: int = SERIAL_BELOW, cuda: bool = True) -> Kernel:
+    """The :class:`Kernel` of item function ``item(i, *args)`` (a ``@device_fn``), named ``name``.
+
+    ``serial_below``: launches of fewer items run the serial CPU build (lower it for heavy
+    items). ``cuda=False``: a CPU-only kernel (no CUDA build).
+    """
+    return Kernel(name, item, serial_below=serial_below, cuda_build=cuda)
+
+
+# --------------------------------------------------------------------------------------------
+# Signature recording (for the PTX compile test)
+
+_recorded: dict[str, tuple] | None = None
+
+
+@contextlib.contextmanager
+def record_signatures():
+    """Record the Numba argument types of every kernel launched inside the block."""
+    global _recorded
+    prev = _recorded
+    _recorded = {}
+    try:
+        yield _recorded
+    finally:
+        _recorded = prev
+
+
+def _record(name: str, args):
+    if _recorded is not None and name not in _recorded:
+        _recorded[name] = tuple(numba.typeof(a) for a in args)
