@@ -19,11 +19,8 @@ from .contacts import CF_COUNT, CI_COUNT, TF_COUNT
 from .marching import BLOCK_POINTS
 from .pair_setup import PF_COUNT, PI_COUNT
 from .reduction import ReductionWorkspace
+from ..errors import ContactOverflowError
 from .types import Overflow
-
-
-class ContactOverflowError(RuntimeError):
-    """Raised (with ``overflow="raise"``) when a buffer with an explicit capacity is too small."""
 
 
 class Buffer:
