@@ -454,6 +454,7 @@ def read_records(stage_or_path):
 
     # bodies first, so colliders can find theirs
     bodies = {}
+    broken = set()  # prims already reported with a non-finite transform
     bad_materials = set()
     for occ, rec in occurrences:
         values = {**rec.fallbacks, **rec.attributes}
@@ -461,6 +462,7 @@ def read_records(stage_or_path):
             m = occ.world()
             if not np.all(np.isfinite(m)):
                 rec.findings.append(rules.transform_finding(occ.path, _nonfinite_ops(occ.prim)))
+                broken.add(occ.path)
                 continue
             bodies[occ.path] = rec
             scene.bodies.append(body_values(occ.path, m, occ.parent_world(), rec.attributes, rec.applied,
@@ -472,7 +474,7 @@ def read_records(stage_or_path):
             targets = UsdPhysics.FilteredPairsAPI(occ.prim).GetFilteredPairsRel().GetTargets()
             scene.filtered.append((occ.path, [str(t) for t in targets]))
         collider = any(rec.has(api) for api in rules.COLLISION_APIS) and not rec.has(rules.SITE_API)
-        if not collider:
+        if not collider or occ.path in broken:
             continue
         rec.collider = True
         rec.geometry_kind = KIND_OF_TYPE.get(rec.type_name)
