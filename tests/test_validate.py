@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from hydro.scene import validate as rules
 from hydro.scene.validate import (CODES, ERROR, WARNING, Finding, PrimRecord, has_errors, shape_findings,
                             validate_records)
 
@@ -339,3 +340,68 @@ def Xform "World"
     found = [(f.code, f.severity, f.prim_path) for f in validate_usd(str(path))]
     # a shell thickness on a solid body is ignored, as the rule says, not an error
     assert found == [("NEWTON.MAS.001", ERROR, "/World/BadLink"), ("NEWTON.MAS.001", ERROR, "/World/NotXformable")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Newton's collider and material placement rules, units, sizes, budgets (plain records)
+
+
+def test_newton_col_001_for_mesh_colliders():
+    def mesh(*schemas, type_name="Mesh"):
+        return PrimRecord(path="/World/M", type_name=type_name, schemas=schemas, collider=True, geometry_kind="mesh")
+
+    assert findings_of(mesh("PhysicsCollisionAPI", "PhysicsMeshCollisionAPI")) == [("NEWTON.COL.001", WARNING, "/World/M")]
+    assert findings_of(mesh("PhysicsCollisionAPI", "NewtonMeshCollisionAPI")) == []
+    assert findings_of(mesh("NewtonSDFCollisionAPI")) == []
+    assert findings_of(mesh("NewtonMeshCollisionAPI", "NewtonSDFCollisionAPI")) == [("NEWTON.COL.001", WARNING, "/World/M")]
+    assert findings_of(mesh("NewtonMeshCollisionAPI", type_name="Sphere")) == [("NEWTON.COL.001", WARNING, "/World/M")]
+    assert findings_of(mesh("PhysicsCollisionAPI", type_name="Sphere")) == []  # primitives need no Newton schema
+
+
+def test_newton_mat_001_is_placement_only():
+    def mat(type_name, *schemas, **attributes):
+        return PrimRecord(path="/World/Mat", type_name=type_name, schemas=schemas, attributes=attributes)
+
+    assert findings_of(mat("Material", "PhysicsMaterialAPI", "NewtonMaterialAPI",
+                           **{"newton:contactStiffness": -5.0})) == []  # values are trusted by this rule
+    assert findings_of(mat("Xform", "NewtonMaterialAPI")) == [("NEWTON.MAT.001", WARNING, "/World/Mat")]
+    assert findings_of(mat("Material", "NewtonMaterialAPI")) == [("NEWTON.MAT.001", WARNING, "/World/Mat")]
+    # Newton material attributes on a plain physics material: read anyway, and said so
+    assert findings_of(mat("Material", "PhysicsMaterialAPI", **{"newton:torsionalFriction": 0.01})) == \
+        [("HYDRO.SCH.001", WARNING, "/World/Mat")]
+
+
+def test_records_know_the_schemas_theirs_include():
+    rec = PrimRecord(path="/World/S", schemas=("NewtonSDFCollisionAPI",))
+    assert rec.has("NewtonCollisionAPI") and rec.has("PhysicsCollisionAPI") and not rec.has("PhysicsMassAPI")
+    assert PrimRecord(path="/World/B", schemas=("NewtonMassAPI",)).has("PhysicsMassAPI")
+
+
+def test_sentinels_resolve_to_hydros_engine_defaults():
+    values = rules.shape_values({"newton:sdfPadding": 0.01})
+    assert values["gap"] == -INF and values["target_voxel_size"] == -INF and values["padding"] == 0.01
+    resolved = rules.resolve_sentinels(values)
+    assert resolved["gap"] == 0.0 and resolved["target_voxel_size"] is None and resolved["padding"] == 0.01
+    # the schema's fallbacks as read win over the table
+    assert rules.shape_values({}, {"newton:sdfMaxResolution": 128})["max_resolution"] == 128
+
+
+def test_stage_units_sizes_and_budgets():
+    from hydro.geometry import Box, Capsule, Mesh, Sphere
+    from hydro.sdf import SDFSettings
+
+    assert rules.stage_findings(meters_per_unit=0.01, kilograms_per_unit=1.0) == []
+    assert [f.code for f in rules.stage_findings(meters_per_unit=0.0, kilograms_per_unit=NAN)] == ["HYDRO.STG.001"] * 2
+    assert rules.size_findings("/World/S", Sphere(0.01)) == []
+    assert rules.size_findings("/World/S", Capsule(0.01, 0.0)) == []  # a capsule of no length is a sphere
+    (big,) = rules.size_findings("/World/B", Box((1.0, 1.0, 2e4)))
+    assert big.code == "HYDRO.GEO.002" and big.message.startswith("size is 20000 m")
+    flat = Mesh([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]])  # a flat mesh: its largest extent counts
+    assert rules.size_findings("/World/M", flat) == []
+    settings = SDFSettings(max_resolution=64)
+    assert rules.sdf_budget_findings("/World/S", Sphere(0.1), settings) == []
+    (f,) = rules.sdf_budget_findings("/World/S", Sphere(0.1), settings, budget=1e6)
+    assert f.code == "HYDRO.BUD.001" and "newton:sdfMaxResolution = 64" in f.message and "64x64x64" in f.message
+    (f,) = rules.sdf_budget_findings("/World/S", Sphere(0.1), SDFSettings(target_voxel_size=1e-4), budget=1e6,
+                                     authored={"newton:sdfTargetVoxelSize": 0.01})
+    assert "newton:sdfTargetVoxelSize = 0.01" in f.message  # the authored value, in the stage's units

@@ -1,5 +1,8 @@
 """Schema rules for scenes: findings with stable codes, on plain data (no ``pxr`` here).
 
+(Over 500 lines on purpose: every code is defined, documented and checked in this one module, so a
+finding's code leads to its rule.)
+
 :mod:`hydro.scene.usd_io` turns each relevant USD prim into a :class:`PrimRecord` (its path, type,
 whether it is Xformable, its applied schema names, its *authored* attribute values and the
 schema's fallbacks for the rest, as plain Python values); :func:`validate_records` applies every
