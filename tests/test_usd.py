@@ -646,7 +646,7 @@ def test_round_trip_keeps_every_value(tmp_path):
     save_usd(back, str(tmp_path / "b.usda"))
     again = load_quietly(str(tmp_path / "b.usda"), build_sdfs=False)
     assert_models_equal(back, again, rtol=0.0)
-    assert open(tmp_path / "a.usda").read().count("custom ") == 0  # every attribute is the schema's
+    assert (tmp_path / "a.usda").read_text().count("custom ") == 0  # every attribute is the schema's
 
 
 def test_values_a_shape_never_uses_are_not_written(tmp_path):

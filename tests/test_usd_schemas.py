@@ -385,7 +385,7 @@ def test_load_save_load_is_identical(tmp_path):
     third = quiet_load(str(tmp_path / "saved.usda"), build_sdfs=False)
     save_usd(second, str(tmp_path / "again.usda"))
     assert_models_equal(second, quiet_load(str(tmp_path / "again.usda"), build_sdfs=False), rtol=0.0)
-    assert open(tmp_path / "again.usda").read() == open(tmp_path / "saved.usda").read()
+    assert (tmp_path / "again.usda").read_text() == (tmp_path / "saved.usda").read_text()
     # what the file holds
     assert first.shape_collision_enabled.tolist() == [True, True, True, False, True, True]
     robot = [first.shape_path.index(p) for p in ("/World/Robot/Head", "/World/Robot/Hull")]

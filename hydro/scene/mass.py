@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Sphere
 from ..transforms import quat_to_matrix
 
 __all__ = ["DEFAULT_DENSITY", "DEFAULT_SHELL_THICKNESS", "mass_properties", "body_mass_properties",
@@ -166,8 +167,6 @@ def shell_properties(geometry, thickness: float):
     """(volume, centre of mass (3,), unit-density inertia about it (3×3)) of ``geometry`` as a shell
     whose wall is ``thickness`` (m) deep (the module docstring's table); a wall at least as deep
     as the shape gives the solid's properties."""
-    from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Sphere
-
     t = float(thickness)
     if not math.isfinite(t) or t <= 0.0:
         raise ValueError(f"shell thickness must be a finite number > 0 (m), got {thickness!r}")

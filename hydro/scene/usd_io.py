@@ -230,7 +230,8 @@ class _Frame:
             rot = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # +90° about X
         self.rot = rot  # column convention: p_hydro = mpu · rot @ p_stage
         self.conv = np.eye(4)
-        self.conv[:3, :3] = self.mpu * rot.T
+        if math.isfinite(self.mpu) and self.mpu > 0:  # else HYDRO.STG.001 stops the reading
+            self.conv[:3, :3] = self.mpu * rot.T
         self.cache = UsdGeom.XformCache(Usd.TimeCode.Default())
 
     def world(self, prim) -> np.ndarray:
@@ -731,7 +732,7 @@ def _write_groups(stage, model):
     """One PhysicsCollisionGroup per group set in use, filtering the sets the model's mask keeps apart."""
     mask = model.collision_group_mask
     used = sorted(set(int(c) for c in model.shape_collision_group) - {0})
-    if not used or bool(mask.all()):
+    if not used:
         return
     root = WORLD_ROOT + "/CollisionGroups"
     _free_root(stage, root)
@@ -751,12 +752,10 @@ def _write_filtered_pairs(stage, model):
     shapes_of = {b: int(np.sum(model.shape_body == k)) for k, b in enumerate(model.body_path)}
     for a, b in model.filtered_shape_pairs:
         pa, pb = model.shape_path[a], model.shape_path[b]
-        # on a body's own prim the API filters the whole body: write it on a side where it does not
-        if pa in bodies and shapes_of[pa] > 1:
-            pa, pb = pb, pa
-        if pa in bodies and shapes_of[pa] > 1:
-            raise ValueError(f"filtered pair {pa} – {pb}: both shapes share their prims with bodies that have other "
-                             f"shapes, and USD's PhysicsFilteredPairsAPI there would filter the whole bodies")
+        for p in (pa, pb):  # on (or naming) a body's own prim the API filters the whole body
+            if p in bodies and shapes_of[p] > 1:
+                raise ValueError(f"filtered pair {pa} - {pb}: shape {p} shares its prim with a body that has other "
+                                 f"shapes, so USD's PhysicsFilteredPairsAPI cannot name it alone")
         UsdPhysics.FilteredPairsAPI.Apply(stage.GetPrimAtPath(pa)).CreateFilteredPairsRel().AddTarget(Sdf.Path(pb))
 
 

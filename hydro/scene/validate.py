@@ -67,6 +67,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..sdf.layout import BRICK, grid_layout
 from .paths import env_of
 
 #: The env of a prim path (:func:`hydro.scene.paths.env_of`), under its old name.
@@ -468,8 +469,6 @@ def sdf_build_bytes(geometry, settings, extra_padding: float = 0.0):
     """(bytes, (nx, ny, nz)): an estimate of the memory building the SDF of ``geometry`` with
     ``settings`` needs at its peak (brick tables over the whole grid, the coarse grid, and the
     exact samples of the bricks near the surface) and the grid it would have."""
-    from ..sdf.layout import BRICK, grid_layout
-
     lo, hi = geometry.local_aabb()
     _, h, res, _ = grid_layout(lo, hi, settings, extra_padding)
     nb = np.asarray(res, dtype=float) / BRICK
