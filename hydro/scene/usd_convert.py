@@ -104,10 +104,11 @@ def decompose(m: np.ndarray, unit: float | None = None):
     if unit is not None:
         s = np.where(np.abs(s / unit - 1.0) < 1e-9, unit, s)
     if np.any(s < 1e-12 * max(1.0, s.max())):
-        raise GeometryError("its transform collapses an axis (zero scale)")
+        raise GeometryError("its transform (the xformOps of the prim or its ancestors) collapses an axis (zero scale)")
     u = a / s[:, None]
     if not np.allclose(u @ u.T, np.eye(3), atol=1e-6):
-        raise GeometryError("its transform is sheared (scale along axes that are not the prim's own); "
+        raise GeometryError("its transform (the xformOps of the prim or its ancestors) is sheared (scale along axes "
+                            "that are not the prim's own); "
                             "only per-axis scale is supported on primitives")
     return m[3, :3].copy(), s, u, float(np.sign(np.linalg.det(u)))
 
@@ -181,7 +182,7 @@ def primitive_geometry(type_name: str, m: np.ndarray, unit: float, axis: str, ge
     except GeometryError:
         raise
     except ValueError as exc:
-        raise GeometryError(f"{tn}: {exc}") from None
+        raise GeometryError(f"{tn} (radius, size or height, times the prim's scale): {exc}") from None
 
 
 def mesh_geometry(points, counts, indices, m: np.ndarray, *, left_handed: bool, name: str):
@@ -190,14 +191,14 @@ def mesh_geometry(points, counts, indices, m: np.ndarray, *, left_handed: bool, 
     part of the world matrix ``m`` baked into the vertices, the winding flipped for a mirroring
     matrix or a ``leftHanded`` mesh."""
     if points is None or counts is None or indices is None or len(points) == 0 or len(counts) == 0:
-        raise GeometryError("a Mesh collider needs points, faceVertexCounts and faceVertexIndices")
+        raise GeometryError("a Mesh collider needs points, faceVertexCounts and faceVertexIndices authored")
     pts = np.array(points, dtype=float).reshape(-1, 3)
     counts = np.array(counts, dtype=np.int64)
     idx = np.array(indices, dtype=np.int64)
     if counts.sum() != len(idx):
         raise GeometryError(f"faceVertexCounts add up to {counts.sum()} but there are {len(idx)} faceVertexIndices")
     if np.any(counts < 3):
-        raise GeometryError("every face needs at least 3 vertices")
+        raise GeometryError("faceVertexCounts: every face needs at least 3 vertices")
     tris = []
     start = 0
     for c in counts:  # fan triangulation

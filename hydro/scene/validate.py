@@ -623,6 +623,6 @@ def validate_records(records) -> list[Finding]:
     for r, _ in hydro:
         if not any(o is not r and _can_pair(r, o) for o, _ in hydro):
             out.append(_finding("HYDRO.HYD.003", r.path,
-                                "hydroelastic, but no shape it can touch is hydroelastic (both shapes of a pair "
-                                "must enable it): it will never produce a hydroelastic contact"))
+                                "newton:hydroelasticEnabled is true, but no shape it can touch is hydroelastic (both "
+                                "shapes of a pair must enable it): it will never produce a hydroelastic contact"))
     return out
