@@ -359,11 +359,6 @@ def _shell_bodies(scene: SceneData) -> dict:
     return out
 
 
-#: The builder group of the colliders in no UsdPhysics collision group, when some group inverts its
-#: filter (USD: "disable collisions against all colliders except those in the filtered groups").
-UNGROUPED = "(no collision group)"
-
-
 def build_model(scene: SceneData, *, num_envs: int, env_spacing: float, build_sdfs: bool):
     """The :class:`~hydro.scene.model.Model` of a scene read from a stage (its findings already
     checked): bodies (shell shapes' mass properties computed here, docs/usd.md), colliders (local
@@ -381,10 +376,6 @@ def build_model(scene: SceneData, *, num_envs: int, env_spacing: float, build_sd
     name_of, groups = merge_collision_groups(scene.groups)
     for name, filtered, invert in groups:
         builder.add_collision_group(name, filtered_groups=filtered, invert=invert)
-    ungrouped = ()
-    if any(invert for _, _, invert in groups):  # an inverted filter keeps out every collider not named, grouped or not
-        ungrouped = (UNGROUPED,)
-        builder.add_collision_group(UNGROUPED)
     bodies = {b["path"]: b for b in scene.bodies}
     for s in scene.shapes:
         v = s["values"]
@@ -401,7 +392,7 @@ def build_model(scene: SceneData, *, num_envs: int, env_spacing: float, build_sd
                           stiffness=number({"k": v["stiffness"]}, "k", DEFAULT_STIFFNESS), sdf=settings,
                           margin=float(v["margin"]), gap=float(v["gap"]), density=s["density"],
                           sdf_collision=s["sdf_collision"], collision_enabled=s["collision_enabled"],
-                          collision_groups=sorted({name_of[g] for g in s["groups"]}) or ungrouped,
+                          collision_groups=sorted({name_of[g] for g in s["groups"]}),
                           material=s["material"])
     shape_body = {s["path"]: s["body"] for s in scene.shapes}
     for source, targets in scene.filtered:

@@ -729,7 +729,8 @@ def _write_material(stage, path, row):
 
 
 def _write_groups(stage, model):
-    """One PhysicsCollisionGroup per group set in use, filtering the sets the model's mask keeps apart."""
+    """One PhysicsCollisionGroup per group set in use, filtering the sets the model's mask keeps apart
+    (inverted when the set is kept apart from shapes in no group)."""
     mask = model.collision_group_mask
     used = sorted(set(int(c) for c in model.shape_collision_group) - {0})
     if not used:
@@ -742,8 +743,13 @@ def _write_groups(stage, model):
         for i in np.flatnonzero(model.shape_collision_group == c):
             includes.AddTarget(model.shape_path[i])
         rel = g.CreateFilteredGroupsRel()
+        # a set kept apart from shapes in no group can only be said with an inverted filter,
+        # which then names the groups it does collide with
+        inverted = not mask[c, 0]
+        if inverted:
+            g.CreateInvertFilteredGroupsAttr(True)
         for d in used:
-            if not mask[c, d]:
+            if mask[c, d] == inverted:
                 rel.AddTarget(groups[d].GetPath())
 
 
