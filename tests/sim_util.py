@@ -44,12 +44,13 @@ def box_on_ground(*, height=0.0, tilt=0.0, mu=0.5, ground=(1.0, 1.0, 0.2), num_e
 
 class FakeSim:
     """A stand-in for :class:`~hydro.sim.simulation.Simulation` that feeds its sensors frames by
-    hand: what a sensor reads when it is made (``model``, ``physics_dt``, ``state``), and the
-    simulation's side of the sensor interface (:mod:`hydro.sim.sensing`)."""
+    hand: what a sensor reads when it is made (``model``, ``physics_dt``, ``state``, ``device``),
+    and the simulation's side of the sensor interface (:mod:`hydro.sim.sensing`)."""
 
     def __init__(self, model, dt=0.01):
         self.model = model
         self.physics_dt = dt
+        self.device = "cpu"
         self.state = model.state()
         self.step_count = 0
         self.sensors = []
@@ -128,14 +129,14 @@ def foot_on_object(num_envs=2):
 
 
 def cubes_and_gripper(num_envs=1):
-    """The EmbodiChain snippet's scene, per env: a global static ``Ground`` (top face at z = 0);
+    """The EmbodiChain snippet's scene, per env: a static ``Ground`` block (top face at z = 0);
     ``cube0`` on the ground; ``cube1`` on the ground with ``cube2`` stacked on it (0.1 m cubes of
     1 kg, hydroelastic, at their equilibrium depths); an articulation ``UR10_PGI`` whose kinematic
     links ``finger1_link`` and ``finger2_link`` hang in the air, touching nothing."""
     b = ModelBuilder()
-    b.add_shape("/World/Ground", Box((2.0, 2.0, 0.2)), local_pose=[0, 0, -0.1, 0, 0, 0, 1], hydroelastic=True,
-                stiffness=K, sdf=SDF)
     root = "/World/envs/env_0"
+    b.add_shape(f"{root}/Ground", Box((0.9, 0.4, 0.2)), local_pose=[0, 0, -0.1, 0, 0, 0, 1], hydroelastic=True,
+                stiffness=K, sdf=SDF)
     one = 9.81 / (K / 2 * EDGE * EDGE)  # the sink under one cube's weight
     for name, x, z in (("cube0", -0.3, EDGE / 2 - one), ("cube1", 0.0, EDGE / 2 - 2 * one),
                        ("cube2", 0.0, 1.5 * EDGE - 3 * one)):
