@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from hydro.errors import InputError
-from hydro.sim.contact_data import (launch_contact_data, launch_count_contacts_per_pair, pack_contact_data,
-                                     rigid_contact_data)
+from hydro.sim.contact_data import launch_contact_data, launch_count_contacts_per_pair, rigid_contact_data
+from hydro.sim.contact_data_packed import pack_contact_data
 from naive_contact_data import reference_contact_data, reference_rigid_contact_data
 
 

@@ -439,7 +439,8 @@ def test_contact_points_past_the_capacity_are_left_out_of_the_average_with_a_war
     model = robot_scene(1)
     sim, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
                        track_contact_points=True, max_contact_data_count_per_prim=2)
-    rows = [ground_push(model, 0, "Object", 1.0, point=(0, 0, 0)), ground_push(model, 0, "Object", 3.0, point=(1, 0, 0)),
+    rows = [ground_push(model, 0, "Object", 1.0, point=(0, 0, 0)),
+            ground_push(model, 0, "Object", 3.0, point=(1, 0, 0)),
             ground_push(model, 0, "Object", 100.0, point=(5, 0, 0))]
     with pytest.warns(RuntimeWarning, match="max_contact_data_count_per_prim >= 3"):
         sim.step([frame(model, rows)])

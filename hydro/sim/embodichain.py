@@ -201,7 +201,8 @@ class ContactSensor:
                     m = members & np.array([n == link for n in names])
                     if not m.any():
                         have = sorted({names[i] for i in np.flatnonzero(members)})
-                        raise InputError(f"articulation {ac.articulation_uid!r} has no link {link!r}; its links are {have}")
+                        raise InputError(f"articulation {ac.articulation_uid!r} has no link {link!r}; its links are "
+                                         f"{have}")
                     monitored |= m
             else:
                 monitored |= members

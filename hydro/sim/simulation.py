@@ -291,11 +291,11 @@ class Simulation:
 
     def contact_data(self, sensor_bodies, filter_bodies, *, max_contact_data_count: int, dt_scale: float = 1.0,
                      points_in_world_space: bool = False):
-        """Packed per-pair contact data (:func:`hydro.sim.contact_data.pack_contact_data`)
+        """Packed per-pair contact data (:func:`hydro.sim.contact_data_packed.pack_contact_data`)
         of the last sub-step: sensor i is body ``sensor_bodies[i]``, every sensor has the filters
         ``filter_bodies`` (body indices or paths; −1 is the static world). Forces are normal +
         friction, on the sensor body."""
-        from .contact_data import pack_contact_data
+        from .contact_data_packed import pack_contact_data
 
         B = self.model.body_count
         sensors = self._resolve_bodies(sensor_bodies)

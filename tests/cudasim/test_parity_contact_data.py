@@ -11,7 +11,8 @@ from numba import cuda
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from hydro.backend import Device  # noqa: E402
-from hydro.sim.contact_data import launch_contact_data, launch_count_contacts_per_pair, pack_contact_data  # noqa: E402
+from hydro.sim.contact_data import launch_contact_data, launch_count_contacts_per_pair  # noqa: E402
+from hydro.sim.contact_data_packed import pack_contact_data  # noqa: E402
 from test_contact_data import (check_against_reference, check_rigid_against_reference, launch_both,  # noqa: E402
                                random_case, random_rigid_case)
 
