@@ -122,3 +122,24 @@ def test_stacked_cylinders_touch_on_their_cap_polygon():
     assert np.all(np.linalg.norm(c.point[:, :2] - [0.01, 0], axis=1) <= r + 1e-6)
     spread = np.ptp(c.point[:, :2], axis=0)
     assert spread.min() > 1.2 * r  # the manifold keeps the patch's extent
+
+
+def test_a_triangle_mesh_on_a_plane_and_under_a_sphere():
+    import trimesh
+
+    from hydro.geometry import Mesh
+    from hydro.sdf import SDFSettings
+
+    tm = trimesh.creation.box((0.2, 0.2, 0.2))
+    mesh = Mesh(np.asarray(tm.vertices), np.asarray(tm.faces))
+    r = 0.05
+    m = point_model([Plane(), mesh, Sphere(r)], static=(0,), sdf=SDFSettings(max_resolution=32))
+    c = collide(m, [pose(), pose((0, 0, 0.1 - 0.002)), pose((0.02, 0.01, 0.198 + r - 0.003))])  # the mesh top is z = 0.198
+    ground = c.shape_a == 0
+    assert ground.sum() == 4  # the mesh's bottom vertices against the plane, exact
+    np.testing.assert_allclose(c.depth[ground], -0.002, atol=1e-7)
+    top = (c.shape_a == 1) & (c.shape_b == 2)
+    assert 1 <= top.sum() <= 4  # surface samples of the sphere against the mesh's field (and back)
+    # the samples' deepest point: within the sphere's sampling spacing of the true depth
+    assert abs(c.depth[top].min() - (-0.003)) < 1e-3
+    np.testing.assert_allclose(c.normal[top][np.argmin(c.depth[top])], [0, 0, 1], atol=0.05)
