@@ -151,11 +151,10 @@ def aabb_overlap(a, b, aabb):
 
 @device_fn
 def _may_pair(a, b, axis, aabb, filt, rot, center, half):
+    if not aabb_overlap(a, b, aabb):  # the cheap test first
+        return False
     if not pair_allowed(a, b, filt):
         return False
-    for k in range(3):
-        if aabb[a, k] > aabb[b, 3 + k] or aabb[b, k] > aabb[a, 3 + k]:
-            return False
     return obb_overlap(a, b, rot, center, half)
 
 
@@ -268,7 +267,7 @@ def _point_sweep_item(i, write, order, count_sorted, axis, aabb, filt, routed, k
             break
         if routed[a] != 0 and routed[b] != 0:
             continue
-        if pair_allowed(a, b, filt) and aabb_overlap(a, b, aabb):
+        if aabb_overlap(a, b, aabb) and pair_allowed(a, b, filt):  # the cheap test first
             _point_pair(a, b, write, base + n, capacity, routed, kinds, pair_a, pair_b, pair_scratch)
             n += 1
     for q in range(plane_count):
