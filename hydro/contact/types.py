@@ -100,15 +100,15 @@ class Contacts:
             return cls.empty(0)
         return cls(**{k: np.concatenate([getattr(t, k) for t in tables]) for k in CONTACT_FIELDS})
 
-    def set_pair_materials(self, shape_material) -> None:
-        """Fill ``friction`` and ``static_friction`` from the shapes' materials (S, MATERIAL_COUNT):
-        the mean of the two shapes' coefficients."""
-        from ..scene.material import MAT_DYNAMIC_FRICTION, MAT_STATIC_FRICTION
-
-        m = np.asarray(shape_material, dtype=float)
+    def set_pair_materials(self, shape_friction) -> None:
+        """Fill ``friction`` and ``static_friction`` from the shapes' friction: (S, >= 2), columns
+        static then dynamic friction (``Model.shape_friction``, or ``Model.shape_material``, whose
+        first two columns they are); each the mean of the two shapes' coefficients. (No import of
+        hydro.scene here: the kernels' modules import this one.)"""
+        m = np.asarray(shape_friction, dtype=float)
         a, b = self.shape_a, self.shape_b
-        self.friction = (0.5 * (m[a, MAT_DYNAMIC_FRICTION] + m[b, MAT_DYNAMIC_FRICTION])).astype(np.float32)
-        self.static_friction = (0.5 * (m[a, MAT_STATIC_FRICTION] + m[b, MAT_STATIC_FRICTION])).astype(np.float32)
+        self.friction = (0.5 * (m[a, 1] + m[b, 1])).astype(np.float32)
+        self.static_friction = (0.5 * (m[a, 0] + m[b, 0])).astype(np.float32)
 
     def select(self, mask) -> "Contacts":
         return Contacts(**{k: getattr(self, k)[mask] for k in CONTACT_FIELDS})
