@@ -13,6 +13,9 @@ Works on the Minkowski difference D = A − B of the two shapes' cores (support 
 Both keep their simplex/polytope in one row of a scratch array (no allocation in kernels); the
 layout constants below say where. The normal n points from A toward B: translating B by
 depth·n separates overlapping cores; for separate cores n = (pB − pA)/|pB − pA|.
+
+(Over 500 lines on purpose: GJK's simplex reduction and EPA's polytope share the scratch layout
+and the support helpers; split, each half would re-declare the other's layout.)
 """
 
 from __future__ import annotations
