@@ -148,3 +148,19 @@ def test_authored_contact_damping_is_used():
     np.testing.assert_allclose(f_ratio, k * 0.002 + 2.0 * np.sqrt(m.body_mass[0] * k) * 0.5, rtol=1e-5)
     f_damped, _ = first_force(ShapeMaterial(contact_damping=300.0))
     np.testing.assert_allclose(f_damped, k * 0.002 + 150.0 * 0.5, rtol=1e-5)
+
+
+def test_contact_data_sees_point_contacts_on_the_shipped_plane_scene():
+    import os
+
+    sim = Simulation(os.path.join(os.path.dirname(__file__), "..", "scenes", "primitives_on_plane.usda"),
+                     dt=1.0 / 60.0)
+    for _ in range(30):
+        sim.step()
+    box = int(sim.find_bodies("/World/Box")[0])
+    data = sim.contact_data([box], [-1], max_contact_data_count=8)
+    rows = data.pair_slice(0, 0)
+    assert data.counts[0] == 4 and data.required_counts[0] == 4  # the box's four corners on the plane
+    np.testing.assert_allclose(data.forces[rows].sum(axis=0), [0, 0, sim.model.body_mass[box] * G], rtol=5e-3, atol=1e-4)
+    np.testing.assert_allclose(data.normals[rows], np.tile([0, 0, 1], (4, 1)), atol=1e-6)
+    assert np.all(sim.last_frame.kind == CONTACT_POINT)
