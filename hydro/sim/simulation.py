@@ -61,6 +61,9 @@ Sensors
     ``add_sensor`` registers a sensor; after every physics step the simulation hands it the
     step's contacts, the state, the step index and dt (``on_step``, :mod:`hydro.sim.sensing`),
     and ``reset`` resets it with the envs. A sensor never reads the simulation back.
+
+(A little over 500 lines: the sub-step is one function on purpose, so the force law, friction
+and integration read in order; friction and kinematics already live in their own modules.)
 """
 
 from __future__ import annotations
