@@ -258,7 +258,12 @@ def _nonmanifold_pairs(v, f):
         normal = np.cross(v[b[uses]] - v[a[uses]], v[c[uses]] - v[a[uses]])
         tangent = np.cross(axis, r)  # direction of increasing angle at each face
         inward_up = np.einsum("ij,ij->i", tangent, normal) < 0.0  # the solid lies towards larger angles
+        # faces at the same angle (a zero-thickness wall: two pieces' coplanar faces, e.g. a shared
+        # face triangulated differently on each side): the one whose solid lies towards smaller
+        # angles comes first, so that each pairs with the faces of its own piece
         srt = np.argsort(theta, kind="stable")
+        tie_group = np.concatenate([[0], np.cumsum(np.diff(theta[srt]) > 1e-9)])
+        srt = srt[np.lexsort((inward_up[srt], tie_group))]
         k = len(uses)
         for j in range(k):
             if not inward_up[srt[j]]:
