@@ -30,6 +30,7 @@ import argparse
 import glob
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import time
@@ -71,6 +72,9 @@ def wheel_license(wheel: str) -> str:
                 return line.split(":", 1)[1].strip()[:40]
             if line.startswith("Classifier: License ::"):
                 return line.rsplit("::", 1)[1].strip()[:40]
+        files = [n for n in z.namelist() if ".dist-info/licenses/LICENSE" in n or n.endswith(".dist-info/LICENSE")]
+        if files:
+            return z.read(files[0]).decode("utf-8", "replace").strip().splitlines()[0][:40]
     return "?"
 
 
@@ -115,10 +119,31 @@ def sign_check(mesh, sdf, rng):
     return int(np.sum(wrong & (dist > h))), int(np.sum(wrong & (dist <= h))), len(pts)
 
 
+def volume_below(vertices, faces, z0):
+    """Volume of the closed solid (vertices, faces) below the plane z = z0: every triangle clipped to
+    z <= z0, summed as tetrahedra with their apex on the plane (the cut's cap lies in the plane and
+    adds nothing), exact."""
+    o = np.array([0.0, 0.0, z0])
+    tri = vertices[faces] - o
+    z = tri[:, :, 2]
+    below = np.all(z <= 0.0, axis=1)
+    t = tri[below]
+    volume = float(np.einsum("ij,ij->i", t[:, 0], np.cross(t[:, 1], t[:, 2])).sum())
+    for k in np.nonzero(~below & np.any(z < 0.0, axis=1))[0]:
+        poly = []
+        for i in range(3):  # Sutherland–Hodgman against z <= 0
+            p, q = tri[k, i], tri[k, (i + 1) % 3]
+            if p[2] <= 0.0:
+                poly.append(p)
+            if (p[2] < 0.0) != (q[2] < 0.0) and p[2] != q[2]:
+                poly.append(p + (q - p) * (p[2] / (p[2] - q[2])))
+        for j in range(1, len(poly) - 1):
+            volume += float(np.dot(poly[0], np.cross(poly[j], poly[j + 1])))
+    return volume / 6.0
+
+
 def press(mesh, sdf_settings):
     """(force N, k_eff × overlap volume N) with the mesh's lowest point PRESS_DEPTH into a ground box."""
-    import trimesh
-
     from hydro.contact.pipeline import HydroelasticPipeline
     from hydro.geometry import Box
     from hydro.scene.model import ModelBuilder
@@ -137,10 +162,7 @@ def press(mesh, sdf_settings):
     pipe = HydroelasticPipeline(model)
     result = pipe.collide(model.shape_world_poses(model.state()))
     force = float(np.linalg.norm(result.contacts.force_vectors().sum(axis=0))) if len(result.contacts) else 0.0
-    cut = trimesh.intersections.slice_mesh_plane(trimesh.Trimesh(solid.vertices, solid.faces, process=False),
-                                                 plane_normal=[0, 0, -1], plane_origin=[0, 0, lo[2] + PRESS_DEPTH],
-                                                 cap=True)
-    volume = float(abs(cut.volume)) if len(cut.faces) else 0.0
+    volume = volume_below(solid.vertices, solid.faces, float(lo[2]) + PRESS_DEPTH)
     return force, 0.5 * STIFFNESS * volume
 
 
@@ -171,7 +193,9 @@ def run_one(label, path, rng):
             row.update(status="repaired", reason=f"moved {max(report.displacement, report.coverage) * 1e3:.3g} mm")
         else:
             message = str(exc)
-            row.update(status="refused", reason=message.split(": after welding")[-1].split(". A hydro")[0].strip(),
+            found = re.search(r"it has (.*?)\. A hydroelastic", message)
+            row.update(status="refused", reason=(found.group(1) if found else message)
+                       + f"; repair refused: {report.reason().split(':')[0]}",
                        fix_named="Fix:" in message, repair=report.reason())
             return row
     row.update(shells=solid.shells, merged=solid.merged, welded=f"{solid.weld.vertices_in}->{solid.weld.vertices_out}")
@@ -194,7 +218,7 @@ def fmt(row, markdown):
     cells = [row["mesh"][-58:], str(row.get("triangles", "-")), row.get("units", "-"), row.get("welded", "-"),
              str(row.get("shells", "-")) + ("*" if row.get("merged") else ""), row["status"]]
     if row["status"] in ("refused", "CRASH"):
-        cells.append(row.get("reason", "")[:60] + ("" if row.get("fix_named", True) else " (NO FIX NAMED)"))
+        cells.append(row.get("reason", "")[:110] + ("" if row.get("fix_named", True) else " (NO FIX NAMED)"))
         cells += ["-"] * 3
     else:
         cells.append(row.get("reason", ""))
