@@ -130,8 +130,13 @@ def weld(vertices, faces, *, tolerance: float | None = None):
     if not math.isfinite(tol) or tol < 0.0:
         raise InputError(f"weld tolerance must be a finite number >= 0, got {tolerance!r}")
     # exact duplicates first (cheap), then clusters of distinct positions within the tolerance
-    uniq, label = np.unique(v, axis=0, return_inverse=True)
-    label = label.reshape(-1)
+    # (a lexicographic sort of the rows: np.unique(axis=0) does the same, several times slower)
+    order = np.lexsort((v[:, 2], v[:, 1], v[:, 0])) if len(v) else np.zeros(0, dtype=np.int64)
+    ordered = v[order]
+    starts = np.concatenate([[True], np.any(ordered[1:] != ordered[:-1], axis=1)]) if len(v) else np.zeros(0, bool)
+    uniq = ordered[starts]
+    label = np.empty(len(v), dtype=np.int64)
+    label[order] = np.cumsum(starts) - 1
     if tol > 0.0 and len(uniq) > 1:
         pairs = cKDTree(uniq).query_pairs(tol, output_type="ndarray")
         if len(pairs):
