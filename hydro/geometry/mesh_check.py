@@ -1,5 +1,7 @@
 """What a triangle mesh is made of, and the solid it bounds: welding, topology, pieces, union.
 
+(Over 500 lines on purpose: each step feeds the next and the checks report on all of them.)
+
 Real meshes arrive with each triangle's own vertices (STL), vertices split at texture seams
 (OBJ), several closed pieces that touch or overlap (convex decompositions, CAD assemblies),
 holes, flipped faces. Everything hydro does with a mesh's inside goes through here:

@@ -1,5 +1,8 @@
 """Generalised winding numbers of triangle meshes: exact, and fast with a proven error bound.
 
+(Over 500 lines on purpose: the tree moments, its bounded evaluation and the exact ray count share
+their arrays and are checked against each other.)
+
 The winding number of a triangle soup at p is ``w(p) = Σ_t Ω_t(p) / 4π``, Ω_t the signed solid
 angle of triangle t seen from p (Van Oosterom & Strackee's formula), positive when p is behind
 the triangle (on the side its normal points away from). For a closed, outward-wound surface w is
