@@ -198,7 +198,8 @@ def run_one(label, path, rng):
                        + f"; repair refused: {report.reason().split(':')[0]}",
                        fix_named="Fix:" in message, repair=report.reason())
             return row
-    row.update(shells=solid.shells, merged=solid.merged, welded=f"{solid.weld.vertices_in}->{solid.weld.vertices_out}")
+    row.update(shells=solid.shells, merged=solid.merged, welded=f"{solid.weld.vertices_in}->{solid.weld.vertices_out}",
+               winding=solid.sign == "winding")
     settings = SDFSettings(max_resolution=64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -216,7 +217,8 @@ def run_one(label, path, rng):
 
 def fmt(row, markdown):
     cells = [row["mesh"][-58:], str(row.get("triangles", "-")), row.get("units", "-"), row.get("welded", "-"),
-             str(row.get("shells", "-")) + ("*" if row.get("merged") else ""), row["status"]]
+             str(row.get("shells", "-")) + ("*" if row.get("merged") else "") + (" w" if row.get("winding") else ""),
+             row["status"]]
     if row["status"] in ("refused", "CRASH"):
         cells.append(row.get("reason", "")[:110] + ("" if row.get("fix_named", True) else " (NO FIX NAMED)"))
         cells += ["-"] * 3
@@ -256,7 +258,7 @@ def main():
                 row = {"mesh": label, "status": "CRASH", "reason": f"{type(exc).__name__}: {exc}"[:80]}
             rows.append(row)
             print(fmt(row, args.markdown), flush=True)
-    head = ["mesh", "triangles", "units", "welded vertices", "shells (*merged)", "status", "note",
+    head = ["mesh", "triangles", "units", "welded vertices", "shells (*merged, w: winding sign)", "status", "note",
             "wrong sign >1 voxel / <=1 voxel", "build s", "force N / k_eff·V N = ratio"]
     print()
     if args.markdown:

@@ -236,8 +236,9 @@ def edge_topology(faces, vertex_count: int) -> EdgeTopology:
 def _nonmanifold_pairs(v, f):
     """Face pairs across edges shared by more than two faces, found by sorting the faces around
     the edge by angle: each face is paired with its neighbour on its inner side (normals point
-    out), which must use the edge the other way. Returns (K, 2) pairs, or None when some edge
-    does not pair up like that."""
+    out), which must use the edge the other way. Returns (K, 2) pairs; an edge whose faces do not
+    pair up like that adds none (its faces stay apart there, so their shells may stay open and
+    the union then falls back to winding numbers)."""
     m = len(f)
     a = np.concatenate([f[:, 0], f[:, 1], f[:, 2]])
     b = np.concatenate([f[:, 1], f[:, 2], f[:, 0]])
@@ -272,13 +273,17 @@ def _nonmanifold_pairs(v, f):
         tie_group = np.concatenate([[0], np.cumsum(np.diff(theta[srt]) > 1e-9)])
         srt = srt[np.lexsort((inward_up[srt], tie_group))]
         k = len(uses)
+        edge_pairs = []
         for j in range(k):
             if not inward_up[srt[j]]:
                 continue
             u, w = uses[srt[j]], uses[srt[(j + 1) % k]]
             if inward_up[srt[(j + 1) % k]] or (a[u] < b[u]) == (a[w] < b[w]):
-                return None
-            pairs.append((face_of[u], face_of[w]))
+                edge_pairs = None  # this edge does not pair up: its faces stay apart here
+                break
+            edge_pairs.append((face_of[u], face_of[w]))
+        if edge_pairs is not None:
+            pairs.extend(edge_pairs)
     return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
 
