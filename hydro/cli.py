@@ -304,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _report(command: str, exc: BaseException) -> int:
+def _report(command: str, exc: BaseException, scene: str = "SCENE") -> int:
     """Print ``exc`` as the command's error (see the module docstring); its exit status."""
     if isinstance(exc, MemoryError):
         print(f"{command}: error: out of memory ({exc or 'an allocation failed'}): a setting asks for more memory "
@@ -325,7 +325,8 @@ def _report(command: str, exc: BaseException) -> int:
     for line in details[:FINDINGS_SHOWN]:
         print(line.strip(), file=sys.stderr)
     if len(details) > FINDINGS_SHOWN:
-        print(f"... and {len(details) - FINDINGS_SHOWN} more (hydro validate SCENE lists every finding)", file=sys.stderr)
+        print(f"... and {len(details) - FINDINGS_SHOWN} more (hydro validate {scene} lists every finding)",
+              file=sys.stderr)
     return 2
 
 
@@ -352,7 +353,7 @@ def main(argv=None) -> int:
         except Exception as exc:  # noqa: BLE001 - the command line never shows a traceback
             if os.environ.get("HYDRO_DEBUG"):
                 raise
-            return _report(command, exc)
+            return _report(command, exc, getattr(args, "scene", None) or "SCENE")
 
 
 if __name__ == "__main__":  # pragma: no cover
