@@ -34,6 +34,9 @@ MOVED = {
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self):
+        self._real_specs = {}
+
     def find_spec(self, fullname, path=None, target=None):
         if fullname.startswith("hydro.") and fullname[6:] in MOVED:
             return importlib.util.spec_from_loader(fullname, self)
@@ -43,10 +46,14 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         new = "hydro." + MOVED[spec.name[6:]]
         warnings.warn(f"{spec.name} moved to {new}; import it from there (the old path will go away)",
                       DeprecationWarning, stacklevel=2)
-        return importlib.import_module(new)
+        module = importlib.import_module(new)
+        self._real_specs[spec.name] = module.__spec__
+        return module
 
     def exec_module(self, module):
-        pass  # the real module is already executed
+        # The real module is already executed; the import system has just set its ``__spec__`` to
+        # the alias's (it always does), which would break its relative imports: put it back.
+        module.__spec__ = self._real_specs.pop(module.__spec__.name, module.__spec__)
 
 
 def install():

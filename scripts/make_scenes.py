@@ -22,6 +22,7 @@ import os
 import sys
 
 import numpy as np
+import newton_usd_schemas  # noqa: F401  (registers the Newton schemas before pxr is used, as hydro does)
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 G = 9.81

@@ -22,7 +22,8 @@ def exercise_all_kernels(device):
     poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045))])
     HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=True), device=device).collide(poses)
 
-    from hydro.sim.contact_data import launch_contact_data
-    from test_contact_data import random_case
+    from hydro.sim.contact_data_packed import pack_contact_data
+    from test_contact_data import launch_both, random_case, random_rigid_case
 
-    launch_contact_data(device, **random_case(0, n=40), max_contact_data_count=3, points_in_world_space=False)
+    pack_contact_data(device, **random_case(0, n=40), max_contact_data_count=3, points_in_world_space=False)
+    launch_both(random_rigid_case(0, capacity=40), 3, False)  # the documented launchers (NumPy: CPU)

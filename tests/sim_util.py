@@ -44,12 +44,13 @@ def box_on_ground(*, height=0.0, tilt=0.0, mu=0.5, ground=(1.0, 1.0, 0.2), num_e
 
 class FakeSim:
     """A stand-in for :class:`~hydro.sim.simulation.Simulation` that feeds its sensors frames by
-    hand: what a sensor reads when it is made (``model``, ``physics_dt``, ``state``), and the
-    simulation's side of the sensor interface (:mod:`hydro.sim.sensing`)."""
+    hand: what a sensor reads when it is made (``model``, ``physics_dt``, ``state``, ``device``),
+    and the simulation's side of the sensor interface (:mod:`hydro.sim.sensing`)."""
 
     def __init__(self, model, dt=0.01):
         self.model = model
         self.physics_dt = dt
+        self.device = "cpu"
         self.state = model.state()
         self.step_count = 0
         self.sensors = []
@@ -109,3 +110,42 @@ def ground_push(model, env, body, fz, friction=(0.0, 0.0, 0.0), point=(0.0, 0.0,
     """A contact pushing ``body`` of ``env`` up from the ground with ``fz`` N."""
     return (shape(model, "/World/Ground"), shape(model, f"/World/envs/env_{env}/{body}/Collider"), (0, 0, fz), friction,
             point)
+
+
+def foot_on_object(num_envs=2):
+    """Per env: a robot foot ``Robot/LF_FOOT`` (a 0.1 m cube of 1 kg, hydroelastic) resting, at its
+    equilibrium depth, on ``Object``, a static 0.4 m × 0.4 m × 0.1 m block whose top face is at
+    z = 0 (env-local); ``Robot`` is an articulation root. The Isaac Lab snippet's scene."""
+    b = ModelBuilder()
+    root = "/World/envs/env_0"
+    b.add_shape(f"{root}/Object", Box((0.4, 0.4, 0.1)), local_pose=[0, 0, -0.05, 0, 0, 0, 1], hydroelastic=True,
+                stiffness=K, sdf=SDF)
+    sink = 9.81 / (K / 2 * EDGE * EDGE)
+    foot = b.add_body(f"{root}/Robot/LF_FOOT", [0, 0, EDGE / 2 - sink, 0, 0, 0, 1], mass=1.0)
+    b.add_shape(f"{root}/Robot/LF_FOOT/Collider", Box((EDGE, EDGE, EDGE)), body=foot, hydroelastic=True, stiffness=K,
+                sdf=SDF, gap=0.002)
+    b.add_articulation(f"{root}/Robot")
+    return b.finalize(num_envs=num_envs)
+
+
+def cubes_and_gripper(num_envs=1):
+    """The EmbodiChain snippet's scene, per env: a static ``Ground`` block (top face at z = 0);
+    ``cube0`` on the ground; ``cube1`` on the ground with ``cube2`` stacked on it (0.1 m cubes of
+    1 kg, hydroelastic, at their equilibrium depths); an articulation ``UR10_PGI`` whose kinematic
+    links ``finger1_link`` and ``finger2_link`` hang in the air, touching nothing."""
+    b = ModelBuilder()
+    root = "/World/envs/env_0"
+    b.add_shape(f"{root}/Ground", Box((0.9, 0.4, 0.2)), local_pose=[0, 0, -0.1, 0, 0, 0, 1], hydroelastic=True,
+                stiffness=K, sdf=SDF)
+    one = 9.81 / (K / 2 * EDGE * EDGE)  # the sink under one cube's weight
+    for name, x, z in (("cube0", -0.3, EDGE / 2 - one), ("cube1", 0.0, EDGE / 2 - 2 * one),
+                       ("cube2", 0.0, 1.5 * EDGE - 3 * one)):
+        body = b.add_body(f"{root}/{name}", [x, 0, z, 0, 0, 0, 1], mass=1.0)
+        b.add_shape(f"{root}/{name}/Collider", Box((EDGE, EDGE, EDGE)), body=body, hydroelastic=True, stiffness=K,
+                    sdf=SDF, gap=0.002)
+    for name, y in (("finger1_link", -0.1), ("finger2_link", 0.1)):
+        body = b.add_body(f"{root}/UR10_PGI/{name}", [0.3, y, 0.5, 0, 0, 0, 1], mass=0.2, kinematic=True)
+        b.add_shape(f"{root}/UR10_PGI/{name}/Collider", Box((0.02, 0.05, 0.08)), body=body, hydroelastic=True,
+                    stiffness=K, sdf=SDF)
+    b.add_articulation(f"{root}/UR10_PGI")
+    return b.finalize(num_envs=num_envs)

@@ -81,18 +81,18 @@ def test_importing_hydro_changes_nothing_outside_it(tmp_path):
 def test_cache_follows_the_sources_a_kernel_can_inline(tmp_path):
     # Numba's own cache sees a kernel's file only. Hydro keys each kernel on a digest of its module
     # and the hydro modules it imports: an edit to an inlined helper in another file
-    # (quat_rotate_one in transforms.py, inlined by contact_data's emit kernel) recompiles it, an
+    # (quat_rotate_one in transforms.py, inlined by the packed contact data's emit kernel) recompiles it, an
     # edit to an unrelated file (the USD reader) does not.
     src = tmp_path / "src"
     shutil.copytree(os.path.join(ROOT, "hydro"), src / "hydro", ignore=shutil.ignore_patterns("__pycache__"))
     code = ("import sys\n"
             f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
             "from test_contact_data import random_case\n"
-            "from hydro.sim import contact_data as C\n"
+            "from hydro.sim import contact_data_packed as C\n"
             f"assert C.__file__.startswith({str(src)!r}), C.__file__\n"
-            "C.launch_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3,\n"
-            "                      points_in_world_space=False)\n"
-            "s = C.CONTACT_DATA_EMIT.serial.stats\n"
+            "C.pack_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3,\n"
+            "                    points_in_world_space=False)\n"
+            "s = C.CONTACT_DATA_EMIT_PACKED.serial.stats\n"
             "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n")
     env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(src))
     assert _python(code, env, tmp_path).split() == ["0", "1"]  # compiled

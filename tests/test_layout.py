@@ -31,6 +31,7 @@ def test_an_old_import_path_is_the_new_module_with_a_deprecation_warning(old):
         warnings.simplefilter("always")
         mod = __import__(f"hydro.{old}", fromlist=["_"])
     assert mod is new
+    assert mod.__spec__.name == f"hydro.{_compat.MOVED[old]}"  # the alias leaves the real module's spec alone
     assert any(issubclass(w.category, DeprecationWarning) and _compat.MOVED[old] in str(w.message) for w in caught)
 
 

@@ -157,10 +157,10 @@ def test_hydroelastic_on_an_open_mesh_is_refused():
 
 
 @pytest.mark.parametrize("kw,code", [
-    ({"stiffness": 0.0}, "HYDRO.HYD.002"),
-    ({"stiffness": float("inf")}, "HYDRO.HYD.002"),
-    ({"margin": -0.001}, "HYDRO.CON.001"),
-    ({"gap": float("nan")}, "HYDRO.CON.001"),
+    ({"stiffness": 0.0}, "NEWTON.COL.002"),
+    ({"stiffness": float("inf")}, "NEWTON.COL.002"),
+    ({"margin": -0.001}, "NEWTON.COL.002"),
+    ({"gap": float("nan")}, "NEWTON.COL.002"),
 ])
 def test_bad_shape_values_are_refused_with_their_code(kw, code):
     b = ModelBuilder()

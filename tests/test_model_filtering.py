@@ -46,6 +46,11 @@ def test_collision_groups_filter_both_ways_and_invert():
     assert m.may_collide(a1, b1)  # robots collide with ghosts only
     assert not m.may_collide(ground, b1)  # ... not with the ground
     assert m.collision_group_mask.shape[0] == 4  # no group + three sets
+    b = _three_bodies(A={"collision_groups": ("robots",)})
+    b.add_collision_group("robots", filtered_groups=(), invert=True)
+    m = b.finalize(build_sdfs=False)
+    assert not m.may_collide(0, 1)  # an inverted group keeps out shapes in no group too
+    assert m.may_collide(0, 3)  # two ungrouped shapes collide
 
 
 def test_unknown_groups_are_named():

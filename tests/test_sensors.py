@@ -43,16 +43,67 @@ def test_optional_buffers_are_none_unless_asked_for():
     _, plain = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object")
     d = plain.data
     assert d.force_matrix_w is None and d.contact_pos_w is None and d.current_air_time is None
+    assert d.net_friction_forces_w is None and d.friction_forces_w is None and d.net_friction_forces_w_history is None
+    assert d.pose_w is None and d.pos_w is None and d.quat_w is None  # track_pose is off
     assert d.net_forces_w_history.shape == (2, 1, 1, 3)  # H = max(history_length, 1)
     _, filtered = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"])
-    assert filtered.data.force_matrix_w is not None and filtered.data.contact_pos_w is None
+    f = filtered.data
+    assert f.force_matrix_w is not None and f.normal_force_matrix_w is not None and f.contact_pos_w is None
+    assert f.friction_force_matrix_w is None and f.friction_force_matrix_w_history is None
+    _, both = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
+                        track_friction_forces=True)
+    b = both.data
+    assert b.friction_force_matrix_w.shape == (2, 1, 1, 3) and b.net_friction_forces_w_history.shape == (2, 1, 1, 3)
+    assert b.friction_forces_w is b.net_friction_forces_w  # Isaac Lab's compatibility alias
     with pytest.raises(RuntimeError, match="track_air_time"):
         plain.compute_first_contact(DT)
 
 
+def test_total_force_includes_friction_even_when_friction_is_not_tracked():
+    # as on Newton: net_forces_w and force_matrix_w are normal + friction whatever track_friction_forces says
+    model = robot_scene(1)
+    sim, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"])
+    sim.step([frame(model, [ground_push(model, 0, "Object", 10.0, friction=(2.0, -1.0, 0.0))])])
+    np.testing.assert_array_equal(s.data.net_normal_forces_w[0, 0], [0, 0, 10])
+    np.testing.assert_array_equal(s.data.net_forces_w[0, 0], [2, -1, 10])
+    np.testing.assert_array_equal(s.data.force_matrix_w[0, 0, 0], [2, -1, 10])
+    np.testing.assert_array_equal(s.data.normal_force_matrix_w[0, 0, 0], [0, 0, 10])
+    assert s.data.net_friction_forces_w is None
+
+
+def test_reading_the_pose_raises_not_implemented_as_on_newton():
+    cfg = ContactSensorCfg(prim_path="{ENV_REGEX_NS}/Object", track_pose=True)
+    _, s = sensor_on(robot_scene(1), **vars(cfg))
+    for name in ("pose_w", "pos_w", "quat_w"):
+        with pytest.raises(NotImplementedError, match=f"track_pose=True has no {name}"):
+            getattr(s.data, name)
+    assert s.data.net_forces_w.shape == (1, 1, 3)  # everything else works
+
+
+def test_every_isaac_lab_field_is_accepted_and_checked():
+    cfg = ContactSensorCfg(prim_path="/World/A", track_friction_forces=True, max_contact_data_count_per_prim=8,
+                           track_pose=False, track_contact_points=True, filter_prim_paths_expr=["/World/B"])
+    assert cfg.max_contact_data_count_per_prim == 8 and cfg.track_friction_forces
+    assert ContactSensorCfg(prim_path="/World/A").max_contact_data_count_per_prim == 4  # Isaac Lab's default
+    with pytest.raises(ValueError, match="track_friction_forces must be True or False"):
+        ContactSensorCfg(prim_path="/World/A", track_friction_forces=1)
+    with pytest.raises(ValueError, match="track_contact_points needs a positive max_contact_data_count_per_prim"):
+        ContactSensorCfg(prim_path="/World/A", track_contact_points=True, max_contact_data_count_per_prim=0)
+    with pytest.raises(ValueError, match="max_contact_data_count_per_prim must be an integer"):
+        ContactSensorCfg(prim_path="/World/A", max_contact_data_count_per_prim=-1)
+    # filtered contact points need filters; fields set after construction are checked when the sensor is made
+    with pytest.raises(ValueError, match="track_contact_points needs filter columns"):
+        sensor_on(robot_scene(1), prim_path="{ENV_REGEX_NS}/Object", track_contact_points=True)
+    late = ContactSensorCfg(prim_path="{ENV_REGEX_NS}/Object")
+    late.history_length = -2
+    with pytest.raises(ValueError, match="history_length"):
+        fake_sim(robot_scene(1)).add_sensor(late)
+
+
 def test_total_force_includes_friction_and_each_side_gets_its_sign():
     model = robot_scene(1)
-    sim, foot = sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/Foot", filter_prim_paths_expr=["/World/Ground"])
+    sim, foot = sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/Foot", filter_prim_paths_expr=["/World/Ground"],
+                          track_friction_forces=True)
     ground = sim.add_sensor(ContactSensorCfg(prim_path="/World/Ground"))
     sim.step([frame(model, [ground_push(model, 0, "Robot/Foot", 10.0, friction=(2.0, -1.0, 0.0))])])
     np.testing.assert_array_equal(foot.data.net_normal_forces_w[0, 0], [0, 0, 10])
@@ -286,7 +337,7 @@ def test_a_stack_filtered_matrix_sums_to_the_net_force_and_the_sides_are_opposit
 
     sim = Simulation(box_on_ground(boxes=2), dt=1 / 60)
     lower = sim.add_sensor(ContactSensorCfg("/World/Box1", filter_prim_paths_expr=["/World/Ground", "/World/Box2"],
-                                            track_contact_points=True))
+                                            track_contact_points=True, max_contact_data_count_per_prim=100000))
     upper = sim.add_sensor(ContactSensorCfg("/World/Box2", filter_prim_paths_expr=["/World/Box1"]))
     both = sim.add_sensor(ContactSensorCfg("/World/Box.*", filter_prim_paths_expr=["/World/Box.*", "/World/Ground"]))
     sim.update(step=20)
@@ -302,3 +353,146 @@ def test_a_stack_filtered_matrix_sums_to_the_net_force_and_the_sides_are_opposit
     m = both.data.force_matrix_w[0]
     np.testing.assert_allclose(m[:, 0] + m[:, 1], both.data.net_forces_w[0], rtol=0, atol=1e-9)
     np.testing.assert_allclose(m[1, 0], up.net_forces_w[0, 0], rtol=0, atol=1e-9)
+
+
+def test_buffers_are_the_same_objects_every_step_and_torch_views_share_their_memory():
+    torch = pytest.importorskip("torch")
+    model = robot_scene(2)
+    sim, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
+                       history_length=3, track_air_time=True, track_friction_forces=True, track_contact_points=True)
+    d = s.data
+    buffers = {name: id(b) for name, b in d.buffers().items()}
+    tensors = {name: b.torch for name, b in d.buffers().items()}
+    assert set(buffers) == {"net_normal_forces_w", "net_friction_forces_w", "net_forces_w",
+                            "net_normal_forces_w_history", "net_friction_forces_w_history", "net_forces_w_history",
+                            "normal_force_matrix_w", "friction_force_matrix_w", "force_matrix_w",
+                            "normal_force_matrix_w_history", "friction_force_matrix_w_history",
+                            "force_matrix_w_history", "contact_pos_w", "current_air_time", "last_air_time",
+                            "current_contact_time", "last_contact_time", "contact_latch", "peak_force_latch"}
+    for k in range(1, 4):
+        sim.step([frame(model, [ground_push(model, 1, "Object", 5.0 * k, friction=(1.0, 0, 0), point=(0, 0, 0.5))])])
+        assert s.data is d and {n: id(b) for n, b in d.buffers().items()} == buffers
+        for name, b in d.buffers().items():
+            t = b.torch
+            assert t is tensors[name] and t.device.type == "cpu"
+            assert t.data_ptr() == b.ctypes.data  # zero-copy: the tensor is the buffer
+            np.testing.assert_array_equal(t.numpy(), b)
+    # the tensors read the newest sample without being taken again
+    assert tensors["net_normal_forces_w"][1, 0, 2].item() == 15.0 and tensors["net_forces_w"].shape == (2, 1, 3)
+    assert tensors["net_normal_forces_w_history"][1, :, 0, 2].tolist() == [15.0, 10.0, 5.0]
+    assert tensors["force_matrix_w"].dtype == torch.float64 and tensors["contact_latch"].dtype == torch.bool
+    assert torch.isnan(tensors["contact_pos_w"][0]).all() and tensors["contact_pos_w"][1, 0, 0, 2].item() == 0.5
+    assert tensors["current_contact_time"][1, 0].item() == pytest.approx(3 * DT, abs=1e-15)
+    # plain NumPy reads: arithmetic gives plain arrays; first-contact flags come as arrays with .torch too
+    assert type(d.net_forces_w + 1.0) is np.ndarray and type(d.net_forces_w.numpy()) is np.ndarray
+    first = s.compute_first_contact(3 * DT)
+    assert first.torch.dtype == torch.bool and first.tolist() == [[False], [True]]
+
+
+def test_without_torch_the_torch_view_says_which_extra_to_install(monkeypatch):
+    import sys
+
+    model = robot_scene(1)
+    sim, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object")
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now fails
+    with pytest.raises(ImportError, match=r"hydro\[torch\]"):
+        s.data.net_forces_w.torch
+    sim.step([frame(model, [ground_push(model, 0, "Object", 3.0)])])
+    assert s.data.net_forces_w[0, 0, 2] == 3.0  # the NumPy side needs no torch
+
+
+def test_the_cuda_torch_view_aliases_a_device_mirror_synced_after_each_update(monkeypatch):
+    # no GPU here: a stand-in for numba.cuda.to_device and torch.as_tensor records what .torch does
+    import types
+
+    from hydro.sim import arrays
+
+    mirrors = []
+
+    class Mirror:
+        def __init__(self, host):
+            self.values = host.copy()
+            mirrors.append(self)
+
+        def copy_to_device(self, host):
+            self.values[...] = host
+
+    fake_torch = types.SimpleNamespace(as_tensor=lambda obj, device: ("tensor", obj, device))
+    monkeypatch.setattr(arrays, "import_torch", lambda: fake_torch)
+    import numba.cuda
+
+    monkeypatch.setattr(numba.cuda, "to_device", Mirror)
+    model = robot_scene(1)
+    sim = fake_sim(model, DT)
+    sim.device = "cuda:0"
+    s = sim.add_sensor(ContactSensorCfg(prim_path="{ENV_REGEX_NS}/Object"))
+    kind, mirror, device = s.data.net_forces_w.torch
+    assert kind == "tensor" and device == "cuda:0" and mirrors == [mirror]
+    assert s.data.net_forces_w.torch[1] is mirror  # taken once
+    sim.step([frame(model, [ground_push(model, 0, "Object", 4.0)])])
+    assert mirror.values[0, 0, 2] == 4.0  # copied in after the update
+    with pytest.raises(ValueError, match="take .torch of the whole sensor buffer"):
+        s.data.net_forces_w[0].torch
+
+
+def test_contact_points_past_the_capacity_are_left_out_of_the_average_with_a_warning():
+    model = robot_scene(1)
+    sim, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
+                       track_contact_points=True, max_contact_data_count_per_prim=2)
+    rows = [ground_push(model, 0, "Object", 1.0, point=(0, 0, 0)),
+            ground_push(model, 0, "Object", 3.0, point=(1, 0, 0)),
+            ground_push(model, 0, "Object", 100.0, point=(5, 0, 0))]
+    with pytest.warns(RuntimeWarning, match="max_contact_data_count_per_prim >= 3"):
+        sim.step([frame(model, rows)])
+    # the first two contacts, force-weighted: (1·0 + 3·1) / 4; the forces keep all three
+    np.testing.assert_allclose(s.data.contact_pos_w[0, 0, 0], [0.75, 0, 0], rtol=0, atol=1e-15)
+    assert s.data.force_matrix_w[0, 0, 0, 2] == 104.0 and s.required_contact_data_count == 3
+
+
+def test_the_isaac_lab_snippet_runs_with_only_its_imports_changed():
+    pytest.importorskip("torch")  # the snippet reads .torch views (CI installs torch's CPU build)
+    from sim_util import foot_on_object
+
+    # ---- the document's snippet; only its imports differ --------------------------------------
+    from hydro.sim.interactive_scene import InteractiveSceneCfg  # isaaclab.scene
+    from hydro.sim.sensors import ContactSensorCfg  # isaaclab.sensors
+
+    class MySceneCfg(InteractiveSceneCfg):
+        left_foot_contact = ContactSensorCfg(
+            prim_path="{ENV_REGEX_NS}/Robot/LF_FOOT",
+            update_period=0.0,
+            history_length=6,
+            filter_prim_paths_expr=["{ENV_REGEX_NS}/Object"],
+            track_air_time=True,
+        )
+
+    # ---- hydro's side: the scene's geometry (a Model here, or a USD path) and the stepping ----
+    from hydro.sim.interactive_scene import InteractiveScene
+
+    scene = InteractiveScene(MySceneCfg(num_envs=2, env_spacing=2.0), foot_on_object(num_envs=2), dt=1 / 60)
+    scene.sim.update(step=40)
+    scene.update(scene.physics_dt)
+
+    # ---- the snippet again ---------------------------------------------------------------------
+    contact = scene["left_foot_contact"]
+    net_normal_force = contact.data.net_normal_forces_w.torch
+    object_normal_force = contact.data.normal_force_matrix_w.torch
+
+    # ---- what it reads: the resting foot's weight, from its only partner ------------------------
+    weight = 1.0 * 9.81
+    assert tuple(net_normal_force.shape) == (2, 1, 3) and tuple(object_normal_force.shape) == (2, 1, 1, 3)
+    for e in range(2):
+        assert net_normal_force[e, 0, 2].item() == pytest.approx(weight, rel=0.005)
+        assert object_normal_force[e, 0, 0, 2].item() == pytest.approx(weight, rel=0.005)
+        assert abs(net_normal_force[e, 0, :2]).max().item() < 1e-3 * weight
+    history = contact.data.net_normal_forces_w_history.torch
+    assert tuple(history.shape) == (2, 6, 1, 3)
+    assert history[:, :, 0, 2].sub(weight).abs().max().item() < 0.005 * weight  # resting for the last 6 steps too
+    assert contact.data.current_contact_time.torch[0, 0].item() == pytest.approx(40 / 60, abs=1e-12)
+    assert contact.data.current_air_time.torch.abs().max().item() == 0.0
+    # the same tensors follow the next step
+    before = net_normal_force.clone()
+    scene.sim.step()
+    assert contact.data.net_normal_forces_w.torch is net_normal_force
+    assert contact.data.current_contact_time[0, 0] == pytest.approx(41 / 60, abs=1e-12)
+    assert (net_normal_force - before).abs().max().item() < 0.005 * weight

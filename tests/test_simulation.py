@@ -37,7 +37,7 @@ def test_a_resting_box_reads_m_g_within_one_percent(reduce):
 def _slope_run(theta, mu, steps):
     model = box_on_ground(tilt=theta, mu=mu, ground=(3.0, 0.5, 0.2))
     sim = Simulation(model, dt=1 / 60)
-    sensor = sim.add_sensor(ContactSensorCfg("/World/Box"))
+    sensor = sim.add_sensor(ContactSensorCfg("/World/Box", track_friction_forces=True))
     q = quat_from_axis_angle(np.array([0.0, 1.0, 0.0]), theta)
     down_slope = quat_rotate(q, np.array([1.0, 0.0, 0.0]))
     p0 = sim.state.body_q[0, :3].copy()

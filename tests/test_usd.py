@@ -12,11 +12,13 @@ import pytest
 
 pytest.importorskip("pxr")
 
-from hydro.geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
+from hydro.geometry import Box, Capsule, Cone, ConvexMesh, Cylinder, Ellipsoid, Mesh, Plane, Sphere
+from hydro.scene.material import ShapeMaterial
 from hydro.scene.model import ModelBuilder
 from hydro.scene.replicate import env_grid
 from hydro.sdf import SDFSettings
 from hydro.transforms import quat_to_matrix
+from hydro.errors import SceneError
 from hydro.scene.usd_io import SceneWarning, load_usd, save_usd, validate_usd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -465,16 +467,21 @@ def Xform "World"
     }
 }
 """)
-    lines = [str(f) for f in validate_usd(path)]
-    with pytest.raises(ValueError) as exc:
+    findings = validate_usd(path)
+    lines = [str(f) for f in findings]
+    with pytest.raises(SceneError) as exc:
         load_usd(path)
+    assert isinstance(exc.value, ValueError)  # code written for earlier versions still catches it
     msg = str(exc.value)
     for line in lines:
         if " ERROR " in line:
             assert line in msg
     assert "HYDRO.HYD.001 ERROR /World/Floor:" in msg
-    assert "HYDRO.SDF.001 ERROR /World/Ball:" in msg
-    assert "HYDRO.CON.001 ERROR /World/Ball:" in msg
+    assert "NEWTON.COL.002 ERROR /World/Ball: newton:sdfMaxResolution must be a positive multiple of 8, got 60" in msg
+    assert "NEWTON.COL.002 ERROR /World/Ball: newton:contactMargin must be a finite number >= 0 (m), got -0.01" in msg
+    # the error carries the findings themselves, errors first
+    assert [f.severity for f in exc.value.findings] == sorted(f.severity for f in findings)
+    assert set(exc.value.findings) == set(findings)
 
 
 def test_warnings_are_issued_and_the_scene_still_loads(tmp_path):
@@ -559,20 +566,30 @@ def _rich_model(num_envs=1):
                 dynamic_friction=0.125)
     j = b.add_body("/World/envs/env_0/Robot/Finger", [0.3, 0, 0.3, 0, 0, 0, 1], kinematic=True, mass=0.5,
                    inertia=[1e-3, 2e-3, 3e-3])
+    b.add_collision_group("Robot", filtered_groups=("Props",))
+    b.add_collision_group("Props")
     b.add_shape("/World/envs/env_0/Robot/Finger/Pad", Box((0.01, 0.02, 0.03)), body=j, sdf_collision=True,
-                sdf=SDFSettings(max_resolution=16))
-    b.add_shape("/World/envs/env_0/Robot/Finger/Cone", Cone(0.02, 0.04), body=j, stiffness=123.0)
+                sdf=SDFSettings(max_resolution=16), collision_groups=("Robot",))
+    b.add_shape("/World/envs/env_0/Robot/Finger/Cone", Cone(0.02, 0.04), body=j, collision_groups=("Robot",))
     b.add_shape("/World/envs/env_0/Robot/Finger/Cyl", Cylinder(0.01, 0.05), body=j,
-                local_pose=[0, 0, 0.05, 0, 0, 0, 1])
+                local_pose=[0, 0, 0.05, 0, 0, 0, 1], collision_enabled=False)
     k = b.add_body("/World/envs/env_0/Ring", [0, 0.5, 0.2, 0, 0, 0, 1], com=[0.0, 0.0, 0.01])
     b.add_shape("/World/envs/env_0/Ring/Mesh", Mesh.from_trimesh(trimesh.creation.torus(0.1, 0.03, 16, 8)), body=k,
-                hydroelastic=True, stiffness=2e6, sdf=SDFSettings(max_resolution=16))
+                hydroelastic=True, stiffness=2e6, sdf=SDFSettings(max_resolution=16), collision_groups=("Props",))
+    rubber = ShapeMaterial(static_friction=1.1, dynamic_friction=0.9, restitution=0.25, torsional_friction=0.02,
+                           rolling_friction=0.001, contact_stiffness=2e4, contact_damping=30.0, friction_gain=5.0,
+                           adhesion=0.001)
+    b.add_shape("/World/envs/env_0/Ring/Hull", ConvexMesh.from_points(rng.normal(size=(40, 3)) * 0.05),
+                body=k, local_pose=[0, 0, 0.3, 0, 0, 0, 1], material=rubber)
+    b.add_shape("/World/envs/env_0/Ring/Grip", Sphere(0.02), body=k, local_pose=[0, 0, -0.3, 0, 0, 0, 1],
+                material=ShapeMaterial(contact_stiffness=5e3))  # only one Newton value, friction as default
+    b.add_filtered_pair("/World/envs/env_0/Robot/Base/Stick", "/World/envs/env_0/Ring")
     b.add_articulation("/World/envs/env_0/Robot")
     return b.finalize(num_envs=num_envs, env_spacing=1.5, build_sdfs=False)
 
 
 FLOAT32_FIELDS = {"body_qd0", "body_mass", "body_inv_mass", "body_com", "shape_stiffness", "shape_margin",
-                  "shape_gap", "shape_friction", "body_inv_inertia"}
+                  "shape_gap", "shape_friction", "shape_material", "body_inv_inertia"}
 
 
 def assert_models_equal(a, b, *, rtol):
@@ -612,26 +629,39 @@ def assert_models_equal(a, b, *, rtol):
             np.testing.assert_allclose(y, x, rtol=tol, atol=tol * 1e-3, err_msg=name)
 
 
+def load_quietly(path, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return load_usd(path, **kw)
+
+
 def test_round_trip_keeps_every_value(tmp_path):
     model = _rich_model()
+    assert not model.collision_group_mask.all() and len(model.filtered_shape_pairs) == 3
     save_usd(model, str(tmp_path / "a.usda"))
-    # the Cone's stiffness is not the default, so it is written though the shape has no SDF schema
-    with pytest.warns(SceneWarning, match="HYDRO.SCH.001 WARNING /World/envs/env_0/Robot/Finger/Cone"):
-        back = load_usd(str(tmp_path / "a.usda"), build_sdfs=False)
+    back = load_quietly(str(tmp_path / "a.usda"), build_sdfs=False)  # hydro's own files raise no finding
     # values the UsdPhysics schema stores as 32-bit floats keep float32 precision
     assert_models_equal(model, back, rtol=2e-7)
     # ... and a second trip changes nothing at all
     save_usd(back, str(tmp_path / "b.usda"))
-    with pytest.warns(SceneWarning):
-        again = load_usd(str(tmp_path / "b.usda"), build_sdfs=False)
+    again = load_quietly(str(tmp_path / "b.usda"), build_sdfs=False)
     assert_models_equal(back, again, rtol=0.0)
+    assert (tmp_path / "a.usda").read_text().count("custom ") == 0  # every attribute is the schema's
+
+
+def test_values_a_shape_never_uses_are_not_written(tmp_path):
+    b = ModelBuilder()
+    b.add_shape("/World/Cone", Cone(0.02, 0.04), stiffness=123.0, sdf=SDFSettings(max_resolution=16))
+    save_usd(b.finalize(build_sdfs=False), str(tmp_path / "c.usda"))
+    back = load_quietly(str(tmp_path / "c.usda"), build_sdfs=False)
+    assert back.shape_stiffness[0] == 1e10 and back.shape_sdf_settings[0] == SDFSettings()
 
 
 def test_round_trip_of_replicated_envs(tmp_path):
     model = _rich_model(num_envs=3)
     save_usd(model, str(tmp_path / "envs.usda"))
-    with pytest.warns(SceneWarning):
-        back = load_usd(str(tmp_path / "envs.usda"), build_sdfs=False)  # the envs are authored now
+    back = load_quietly(str(tmp_path / "envs.usda"), build_sdfs=False)  # the envs are authored now
+    assert len(back.filtered_shape_pairs) == 9
     assert back.num_envs == 3
     assert_models_equal(model, back, rtol=2e-7)
     np.testing.assert_allclose(back.env_origins, env_grid(3, 1.5))
@@ -747,9 +777,10 @@ def Xform "World"
     assert r.returncode == 1, r.stderr
     lines = r.stdout.strip().splitlines()
     assert lines[0].startswith("NEWTON.MAS.001 ERROR /World/BadLink: newton:inertia must be empty or contain exactly 6")
-    assert lines[1].startswith("HYDRO.SDF.003 ERROR /World/Ball: ")
-    assert lines[2].startswith("HYDRO.HYD.003 WARNING /World/Ball: ")
-    assert len(lines) == 3
+    assert lines[1].startswith("NEWTON.COL.002 ERROR /World/Ball: newton:sdfTextureFormat must be one of")
+    assert lines[2].startswith("NEWTON.COL.002 WARNING /World/Ball: newton:hydroelasticEnabled is true but no SDF")
+    assert lines[3].startswith("HYDRO.HYD.003 WARNING /World/Ball: ")
+    assert len(lines) == 4
     ok = _hydro("validate", os.path.join(SCENES, "cube_on_box.usda"))
     assert ok.returncode == 0 and ok.stdout == ""
     missing = _hydro("validate", str(tmp_path / "nope.usda"))
@@ -780,7 +811,7 @@ def Xform "World"
     assert found == [("NEWTON.MAS.001", "ERROR", "/World/Body"), ("HYDRO.MAS.001", "ERROR", "/World/Body"),
                      ("HYDRO.MAS.001", "ERROR", "/World/Body"), ("HYDRO.BOD.001", "ERROR", "/World/Body"),
                      ("HYDRO.GEO.001", "ERROR", "/World/Body/C"),
-                     ("HYDRO.HYD.002", "WARNING", "/World/Body/C"), ("HYDRO.SDF.001", "ERROR", "/World/Body/C")]
+                     ("NEWTON.COL.002", "WARNING", "/World/Body/C"), ("NEWTON.COL.002", "ERROR", "/World/Body/C")]
     with pytest.raises(ValueError, match="6 error"):
         load_usd(path)
 
@@ -821,7 +852,11 @@ def Xform "World"
 }
 """)
     m = load_usd(path, build_sdfs=False)
-    assert m.shape_path == ["/World/Upside", "/World/Versioned", "/World/LeftHanded", "/World/NotABody"]
+    assert m.shape_path == ["/World/Upside", "/World/Versioned", "/World/LeftHanded", "/World/Disabled",
+                            "/World/NotABody"]
+    # collisionEnabled = false: a shape (it has mass) that collides with nothing
+    assert m.shape_collision_enabled.tolist() == [True, True, True, False, True]
+    assert not any(m.may_collide(3, k) for k in range(m.shape_count))
     assert m.body_count == 0  # rigidBodyEnabled = false: a static collider
     assert m.shape_geometry[0] == Cone(0.05, 0.2)
     # mirrored along its axis, the cone's apex (canonical +Z) points down

@@ -438,7 +438,8 @@ class ModelBuilder:
     def add_collision_group(self, name: str, *, filtered_groups=(), invert: bool = False) -> None:
         """A collision group (``UsdPhysics.CollisionGroup``): its shapes do not collide with shapes of
         the groups named in ``filtered_groups`` (either side may name the other); with ``invert``
-        they collide only with those groups' shapes (``physics:invertFilteredGroups``). Groups may
+        they collide only with those groups' shapes (``physics:invertFilteredGroups``), so not with
+        shapes in no group either. Groups may
         name groups added later; unknown names are an error when the model is made."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"collision group name must be a non-empty string, got {name!r}")
@@ -580,10 +581,16 @@ class ModelBuilder:
                 index[key] = len(sets)
                 sets.append(key)
             of_shape[i] = index[key]
+        def keeps_out_ungrouped(g):  # an inverted filter admits only the groups it names
+            return self._groups[g].invert
+
         mask = np.ones((len(sets), len(sets)), dtype=bool)
         for i, gi in enumerate(sets):
             for j, gj in enumerate(sets):
-                mask[i, j] = not any(disables(g, h) or disables(h, g) for g in gi for h in gj)
+                if not gi or not gj:  # a shape in no group meets the other side's filters alone
+                    mask[i, j] = not any(keeps_out_ungrouped(g) for g in gi | gj)
+                else:
+                    mask[i, j] = not any(disables(g, h) or disables(h, g) for g in gi for h in gj)
         return of_shape, mask
 
     def _filtered_pairs(self, shapes, shape_env):

@@ -22,8 +22,11 @@ from . import validate as rules
 from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
 from ..sdf import SDFSettings
 from ..transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate, quat_to_matrix
-from .model import DEFAULT_FRICTION, DEFAULT_STIFFNESS, IDENTITY, ModelBuilder
+from .mass import mass_properties, shell_properties, shell_thickness_or_default
+from .model import DEFAULT_STIFFNESS, IDENTITY, ModelBuilder
 from .paths import env_of, env_path, is_under, nearest_ancestor, prim_order
+from .usd_values import filter_targets, merge_collision_groups, to_si
+from .usd_values import shape_material as usd_shape_material
 
 GEOMETRY_TYPES = ("Sphere", "Cube", "Capsule", "Capsule_1", "Cylinder", "Cylinder_1", "Cone", "Mesh", "Plane")
 KIND_OF_TYPE = {"Sphere": "sphere", "Cube": "box", "Capsule": "capsule", "Capsule_1": "capsule",
@@ -101,10 +104,11 @@ def decompose(m: np.ndarray, unit: float | None = None):
     if unit is not None:
         s = np.where(np.abs(s / unit - 1.0) < 1e-9, unit, s)
     if np.any(s < 1e-12 * max(1.0, s.max())):
-        raise GeometryError("its transform collapses an axis (zero scale)")
+        raise GeometryError("its transform (the xformOps of the prim or its ancestors) collapses an axis (zero scale)")
     u = a / s[:, None]
     if not np.allclose(u @ u.T, np.eye(3), atol=1e-6):
-        raise GeometryError("its transform is sheared (scale along axes that are not the prim's own); "
+        raise GeometryError("its transform (the xformOps of the prim or its ancestors) is sheared (scale along axes "
+                            "that are not the prim's own); "
                             "only per-axis scale is supported on primitives")
     return m[3, :3].copy(), s, u, float(np.sign(np.linalg.det(u)))
 
@@ -178,7 +182,7 @@ def primitive_geometry(type_name: str, m: np.ndarray, unit: float, axis: str, ge
     except GeometryError:
         raise
     except ValueError as exc:
-        raise GeometryError(f"{tn}: {exc}") from None
+        raise GeometryError(f"{tn} (radius, size or height, times the prim's scale): {exc}") from None
 
 
 def mesh_geometry(points, counts, indices, m: np.ndarray, *, left_handed: bool, name: str):
@@ -187,14 +191,14 @@ def mesh_geometry(points, counts, indices, m: np.ndarray, *, left_handed: bool, 
     part of the world matrix ``m`` baked into the vertices, the winding flipped for a mirroring
     matrix or a ``leftHanded`` mesh."""
     if points is None or counts is None or indices is None or len(points) == 0 or len(counts) == 0:
-        raise GeometryError("a Mesh collider needs points, faceVertexCounts and faceVertexIndices")
+        raise GeometryError("a Mesh collider needs points, faceVertexCounts and faceVertexIndices authored")
     pts = np.array(points, dtype=float).reshape(-1, 3)
     counts = np.array(counts, dtype=np.int64)
     idx = np.array(indices, dtype=np.int64)
     if counts.sum() != len(idx):
         raise GeometryError(f"faceVertexCounts add up to {counts.sum()} but there are {len(idx)} faceVertexIndices")
     if np.any(counts < 3):
-        raise GeometryError("every face needs at least 3 vertices")
+        raise GeometryError("faceVertexCounts: every face needs at least 3 vertices")
     tris = []
     start = 0
     for c in counts:  # fan triangulation
@@ -225,12 +229,20 @@ class SceneData:
 
     def __init__(self):
         self.records = []  # PrimRecord per relevant prim
-        self.bodies = []  # dicts
-        self.shapes = []  # dicts
+        self.bodies = []  # dicts (body_values)
+        self.shapes = []  # dicts (collider_values)
         self.articulations = []
         self.env_origins = {}
+        self.groups = []  # (path, filtered group paths, invert, merge name) per collision group
+        self.filtered = []  # (prim path, [target paths]) per PhysicsFilteredPairsAPI
 
 
+class MaterialError(ValueError):
+    """A bound physics material with a value hydro cannot use (reported as HYDRO.MAT.001)."""
+
+    def __init__(self, material: str, message: str):
+        super().__init__(message)
+        self.material = material
 
 
 def body_values(path: str, m: np.ndarray, parent: np.ndarray, attrs: dict, schemas, *, kpu: float, mpu: float) -> dict:
@@ -272,42 +284,104 @@ def body_values(path: str, m: np.ndarray, parent: np.ndarray, attrs: dict, schem
                 velocity=v, angular_velocity=w, kinematic=attrs.get("physics:kinematicEnabled", False) is True)
 
 
-def collider_values(path: str, attrs: dict, schemas, values: dict, geometry, world_pose, body, material, *, kpu: float,
+def _shell_thickness(values: dict, mpu: float):
+    """The wall thickness (m) of a collider with ``newton:massModel = "shell"`` (None: solid); a
+    bad value is the validator's to report (solid meanwhile)."""
+    if values.get("newton:massModel") != "shell":
+        return None
+    t = values.get("newton:shellThickness", -math.inf)
+    if t == -math.inf:
+        return shell_thickness_or_default(None)
+    ok = isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t > 0
+    return float(t) * mpu if ok else None
+
+
+def collider_values(path: str, record, values: dict, geometry, world_pose, body, material, *, kpu: float,
                     mpu: float) -> dict:
-    """A collider's :meth:`~hydro.scene.model.ModelBuilder.add_shape` values: ``values`` its
-    ``newton:*`` values (:func:`hydro.scene.validate.shape_values`), ``body`` its body's path (None:
-    static), ``material`` (static friction, dynamic friction, density or None) of its bound
-    physics material, or None."""
+    """A collider's :meth:`~hydro.scene.model.ModelBuilder.add_shape` values.
+
+    ``record``: its :class:`~hydro.scene.validate.PrimRecord` (authored values, schema fallbacks,
+    applied schemas); ``values`` its ``newton:*`` values (:func:`hydro.scene.validate.shape_values`,
+    stage units, sentinels kept); ``body`` its body's path (None: static); ``material`` (path,
+    resolved values) of its bound physics material, or None. Raises :class:`MaterialError` for a
+    material value hydro cannot use."""
+    resolved = {**record.fallbacks, **record.attributes}
+    applied = record.applied or record.schemas
+    v = rules.resolve_sentinels({k: to_si(rules.VALUE_ATTRIBUTES[k], x, mpu, kpu) for k, x in values.items()})
+    shell = _shell_thickness(resolved, mpu) if rules.NEWTON_MASS_API in applied else None
+    volume = None
+    if geometry.volumetric:
+        volume = shell_properties(geometry, shell)[0] if shell is not None else geometry.volume()
     density = None
-    if rules.MASS_API in schemas:
-        if number(attrs, "physics:density") > 0:
-            density = number(attrs, "physics:density") * kpu / mpu**3
-        elif number(attrs, "physics:mass") > 0 and geometry.volumetric and geometry.volume() > 0:
-            density = number(attrs, "physics:mass") * kpu / geometry.volume()
-    friction = (DEFAULT_FRICTION, DEFAULT_FRICTION)
+    if rules.MASS_API in applied:
+        if number(resolved, "physics:density") > 0:
+            density = number(resolved, "physics:density") * kpu / mpu**3
+        elif number(resolved, "physics:mass") > 0 and volume:
+            density = number(resolved, "physics:mass") * kpu / volume
+    shape_material = None
     if material is not None:
-        friction = material[:2]
+        try:
+            shape_material, material_density = usd_shape_material(material[1], mpu=mpu, kpu=kpu)
+        except ValueError as exc:
+            raise MaterialError(material[0], f"{exc} (the physics material bound to {path})") from None
         if density is None:
-            density = material[2]
-    return dict(path=path, geometry=geometry, world_pose=world_pose, body=body, values=values,
-                friction=friction, density=density, sdf_collision=rules.SDF_COLLISION_API in schemas)
+            density = material_density
+    sdf_collision = rules.SDF_COLLISION_API in applied
+    settings = None
+    if (sdf_collision or v["hydroelastic"] is True) and geometry.volumetric:
+        try:
+            settings = SDFSettings(max_resolution=v["max_resolution"], target_voxel_size=as_float(v["target_voxel_size"]),
+                                   narrow_band_inner=float(v["narrow_band_inner"]),
+                                   narrow_band_outer=float(v["narrow_band_outer"]), padding=as_float(v["padding"]),
+                                   texture_format=v["texture_format"])
+        except (TypeError, ValueError):
+            settings = None  # the validator names the bad value
+    extra = None
+    if settings is not None and all(isinstance(x, float) and math.isfinite(x) for x in (v["margin"], v["gap"])):
+        extra = float(v["margin"]) + float(v["gap"])
+    enabled = resolved.get("physics:collisionEnabled", True) is not False
+    return dict(path=path, geometry=geometry, world_pose=world_pose, body=body, values=v, material=shape_material,
+                density=density, sdf_collision=sdf_collision, shell=shell, collision_enabled=enabled,
+                budget=(settings, extra) if extra is not None else None, groups=[])
+
+
+def _shell_bodies(scene: SceneData) -> dict:
+    """Explicit (mass, com, inertia) of each body with a shell shape (the builder computes solids)."""
+    out = {}
+    for b in scene.bodies:
+        shapes = [s for s in scene.shapes if s["body"] == b["path"]]
+        if not any(s["shell"] is not None for s in shapes):
+            continue
+        items = [(s["geometry"], pose_compose(pose_inverse(b["pose"]), s["world_pose"]), s["density"], s["shell"])
+                 for s in shapes]
+        m, c, i = mass_properties(items, body_density=b["density"], mass=b["mass"], com=b["com"], inertia=b["inertia"])
+        out[b["path"]] = dict(mass=m if m > 0 else None, com=c, inertia=i if m > 0 else None)
+    return out
 
 
 def build_model(scene: SceneData, *, num_envs: int, env_spacing: float, build_sdfs: bool):
     """The :class:`~hydro.scene.model.Model` of a scene read from a stage (its findings already
-    checked): bodies, colliders (local poses relative to their bodies), articulations and env
-    origins through a :class:`~hydro.scene.model.ModelBuilder`."""
+    checked): bodies (shell shapes' mass properties computed here, docs/usd.md), colliders (local
+    poses relative to their bodies, materials, collision flags and groups), filtered pairs,
+    articulations and env origins through a :class:`~hydro.scene.model.ModelBuilder`."""
     builder = ModelBuilder()
     index = {}
+    shells = _shell_bodies(scene)
     for b in scene.bodies:
-        index[b["path"]] = builder.add_body(b["path"], b["pose"], mass=b["mass"], density=b["density"], com=b["com"],
-                                            inertia=b["inertia"], velocity=b["velocity"],
-                                            angular_velocity=b["angular_velocity"], kinematic=b["kinematic"])
+        given = shells.get(b["path"], {})
+        index[b["path"]] = builder.add_body(
+            b["path"], b["pose"], mass=given.get("mass", b["mass"]), density=b["density"],
+            com=given.get("com", b["com"]), inertia=given.get("inertia", b["inertia"]), velocity=b["velocity"],
+            angular_velocity=b["angular_velocity"], kinematic=b["kinematic"])
+    name_of, groups = merge_collision_groups(scene.groups)
+    for name, filtered, invert in groups:
+        builder.add_collision_group(name, filtered_groups=filtered, invert=invert)
+    bodies = {b["path"]: b for b in scene.bodies}
     for s in scene.shapes:
         v = s["values"]
         body = index[s["body"]] if s["body"] is not None else -1
         if body >= 0:
-            local = pose_compose(pose_inverse(scene.bodies[body]["pose"]), s["world_pose"])
+            local = pose_compose(pose_inverse(bodies[s["body"]]["pose"]), s["world_pose"])
         else:
             local = s["world_pose"]
         settings = SDFSettings(max_resolution=v["max_resolution"], target_voxel_size=as_float(v["target_voxel_size"]),
@@ -316,8 +390,17 @@ def build_model(scene: SceneData, *, num_envs: int, env_spacing: float, build_sd
                                texture_format=v["texture_format"])
         builder.add_shape(s["path"], s["geometry"], body=body, local_pose=local, hydroelastic=v["hydroelastic"],
                           stiffness=number({"k": v["stiffness"]}, "k", DEFAULT_STIFFNESS), sdf=settings,
-                          margin=float(v["margin"]), gap=float(v["gap"]), static_friction=s["friction"][0],
-                          dynamic_friction=s["friction"][1], density=s["density"], sdf_collision=s["sdf_collision"])
+                          margin=float(v["margin"]), gap=float(v["gap"]), density=s["density"],
+                          sdf_collision=s["sdf_collision"], collision_enabled=s["collision_enabled"],
+                          collision_groups=sorted({name_of[g] for g in s["groups"]}),
+                          material=s["material"])
+    shape_body = {s["path"]: s["body"] for s in scene.shapes}
+    for source, targets in scene.filtered:
+        for a in filter_targets(source, shape_body):
+            for t in targets:
+                for b in filter_targets(t, shape_body):
+                    if a != b:
+                        builder.add_filtered_pair(a, b)
     for root in scene.articulations:
         builder.add_articulation(root)
     for env, origin in scene.env_origins.items():

@@ -1,94 +1,198 @@
-"""USD in and out (usd-core). The only module of hydro that imports ``pxr``.
+"""USD in and out (usd-core and the Newton schemas). The only module of hydro that imports ``pxr``.
 
-This module walks stages and reads and writes prims; what it computes on the plain values it
-reads (units, transforms → geometry, bodies and colliders → the builder, gravity, the write
-plan) is :mod:`hydro.scene.usd_convert`, which never imports ``pxr``.
+(It is longer than hydro's usual 500 lines because every ``pxr`` call of hydro lives here, by rule;
+what is computed on the plain values it reads is :mod:`hydro.scene.usd_convert` and
+:mod:`hydro.scene.usd_values`, and the rules are :mod:`hydro.scene.validate`.)
 
-Reading (:func:`load_usd`, :func:`validate_usd`)
-    - Units and axes: positions, sizes and velocities are multiplied by the stage's
-      ``metersPerUnit``; masses by ``kilogramsPerUnit`` (densities by kpu/mpu³, inertias by
-      kpu·mpu²). A Y-up stage is turned Z-up by +90° about X ((x, y, z) → (x, −z, y)). The
-      ``newton:*`` lengths (band, voxel size, padding, margin, gap) are metres whatever the
-      stage units, as the schema documents them; stiffness is N/m³.
-    - Transforms compose through the hierarchy (``UsdGeom.XformCache``, row vectors). A
-      shape's world transform is split into a rigid pose and per-axis scales, which go into its
-      geometry: ``Sphere`` (radius; non-uniform scale → Ellipsoid), ``Cube`` (size × scale →
-      Box), ``Capsule`` (radius, height, axis; uniform scale only), ``Cylinder``/``Cone``
-      (radius × the scale across the axis, which must be equal on both sides; height × the
-      scale along it), ``Mesh`` (polygons fan-triangulated, the whole linear transform baked
-      into the vertices, ``leftHanded`` winding flipped), ``Plane`` (never hydroelastic). The
-      ``axis`` attribute becomes a local rotation taking the canonical +Z to that axis. A
-      mirroring transform on a primitive is absorbed by one of its symmetry planes; a shear is
-      an error (HYDRO.GEO.001).
-    - A prim with ``PhysicsRigidBodyAPI`` (and ``physics:rigidBodyEnabled`` not false) is a
-      body, its frame the rigid part of its world transform. A prim with a collision API
-      (``physics:collisionEnabled`` not false) is a shape of its nearest rigid-body ancestor
-      (itself included), or static. ``physics:velocity`` is the centre-of-mass velocity and
-      ``physics:angularVelocity`` (degrees/s) the angular velocity, both in the space of the
-      body's parent (its xform's space). Mass: ``PhysicsMassAPI`` mass/density/centerOfMass/
-      diagonalInertia+principalAxes on the body, mass or density on a collider, density of
-      its bound physics material, then the body's density, then 1000 kg/m³; ``NewtonMassAPI``
-      ``newton:inertia`` [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (tensor elements, body frame) replaces
-      the tensor. Friction from the physics material bound to the collider
-      (``material:binding:physics``, else ``material:binding``, inherited from ancestors);
-      0.5 / 0.5 when none is bound.
-    - Applied schemas are read with ``GetPrimTypeInfo().GetAppliedAPISchemas()``.
-    - Every finding of :mod:`hydro.scene.validate` is checked first: errors refuse the load
-      (``ValueError`` carrying the finding lines), warnings are issued as
-      :class:`SceneWarning` s.
+The Newton schemas come from ``newton-usd-schemas``: importing it (first thing here) registers
+NewtonCollisionAPI, NewtonSDFCollisionAPI, NewtonMeshCollisionAPI, NewtonMassAPI, NewtonMaterialAPI,
+NewtonSceneAPI … with USD, so every tool sees them (``prim.HasAPI("NewtonSDFCollisionAPI")``).
+Registration only takes effect before USD's schema registry is first used in the process; when
+something used it earlier, hydro reads the same definitions from the package's
+``generatedSchema.usda`` and warns once (:class:`SceneWarning`).
 
-Writing (:func:`save_usd`)
-    A Z-up, metres, kilograms stage: bodies as ``Xform`` (or their geometry prim) with
-    ``PhysicsRigidBodyAPI``, ``PhysicsMassAPI`` (mass, centre of mass, diagonal inertia and
-    principal axes) and ``NewtonMassAPI`` (the full tensor in ``newton:inertia``); shapes as
-    geometry prims with ``PhysicsCollisionAPI`` and ``NewtonSDFCollisionAPI`` (every
-    attribute written) or ``NewtonCollisionAPI``; friction as bound physics materials; env
-    prims carrying their origins. Reading the file back gives the same model; the values
-    stored as 32-bit floats by the UsdPhysics schema (mass, centre of mass, velocities,
-    friction, the ``newton:*`` floats) and mesh points keep float32 precision.
+Reading (:func:`load_usd`, :func:`validate_usd`, :func:`read_records`): every ``physics:*`` and
+``newton:*`` value is read through the schemas: an authored value, else the fallback the applied
+schema declares (so a prim with ``ApplyAPI`` and nothing authored has the schema's values), with
+the schemas' "-inf: the engine's default" sentinels resolved as docs/usd.md documents. Values are
+in the stage's units and converted by the dimension the schema declares
+(:func:`hydro.scene.usd_values.to_si`). Stages are composed as USD composes them (references,
+payloads, instanceable prims); point instancers are expanded into one copy of their prototype's
+bodies and colliders per instance (``<instancer>/<prototype>_<i>``). The whole set of rules —
+units and axes, transforms, bodies, colliders, approximations, materials, mass (solid and shell),
+collision groups, filtered pairs, gravity, what is ignored — is docs/usd.md. Every finding of
+:mod:`hydro.scene.validate` is checked first: errors refuse the load (:class:`~hydro.errors.SceneError`
+carrying the findings), warnings are issued as :class:`SceneWarning` s.
+
+Writing (:func:`save_usd`): a Z-up, metres, kilograms stage with the schemas applied as
+``ApplyAPI`` does and typed (``uniform`` where the schema says so) attributes: bodies with
+PhysicsRigidBodyAPI, PhysicsMassAPI and NewtonMassAPI (the full tensor); every collider with
+PhysicsCollisionAPI and NewtonSDFCollisionAPI (shapes with an SDF), NewtonMeshCollisionAPI
+(meshes and convex hulls, with ``physics:approximation``) or NewtonCollisionAPI; materials
+with PhysicsMaterialAPI and NewtonMaterialAPI; collision groups and filtered pairs. Reading the
+file back gives the same model.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 
+import newton_usd_schemas  # noqa: F401  (registers the Newton schemas: before pxr's schema registry is used)
 import numpy as np
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 from . import validate as rules
-from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
+from ..errors import SceneError
+from ..geometry import Box, Capsule, Cone, ConvexMesh, Cylinder, Ellipsoid, Mesh, Plane, Sphere
 from ..transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate
-from .model import DEFAULT_ENV_SPACING, DEFAULT_FRICTION, Model
+from .material import DEFAULT_MATERIAL, MATERIAL_FIELDS, material_row
+from .model import DEFAULT_ENV_SPACING, Model
 from .paths import WORLD_ROOT, env_of, is_env_prim, nearest_ancestor
-from .usd_convert import (AXIS_TYPES, EARTH_GRAVITY, KIND_OF_TYPE, GeometryError, SceneData, body_values,
-                          build_model, collider_values, gravity_vector, mesh_geometry, plain32, primitive_geometry,
-                          shortest, write_geometry_scale, write_plan)
+from .usd_convert import (AXIS_TYPES, EARTH_GRAVITY, KIND_OF_TYPE, GeometryError, MaterialError, SceneData,
+                          body_values, build_model, collider_values, gravity_vector, mesh_geometry, plain32,
+                          primitive_geometry, shortest, write_geometry_scale, write_plan)
+from .usd_values import approximate_mesh, filter_targets
 
-__all__ = ["load_usd", "save_usd", "validate_usd", "read_records", "read_gravity", "SceneWarning"]
+__all__ = ["load_usd", "save_usd", "validate_usd", "read_records", "read_gravity", "SceneWarning",
+           "schemas_registered"]
 
 
 class SceneWarning(UserWarning):
     """A WARNING finding met while loading a scene."""
 
 
-# USD attribute type of each newton:* collider attribute (the contract's table).
-_NEWTON_TYPES = {
-    "newton:hydroelasticEnabled": Sdf.ValueTypeNames.Bool,
-    "newton:hydroelasticStiffness": Sdf.ValueTypeNames.Float,
-    "newton:sdfMaxResolution": Sdf.ValueTypeNames.Int,
-    "newton:sdfTargetVoxelSize": Sdf.ValueTypeNames.Float,
-    "newton:sdfNarrowBandInner": Sdf.ValueTypeNames.Float,
-    "newton:sdfNarrowBandOuter": Sdf.ValueTypeNames.Float,
-    "newton:sdfPadding": Sdf.ValueTypeNames.Float,
-    "newton:sdfTextureFormat": Sdf.ValueTypeNames.Token,
-    "newton:contactMargin": Sdf.ValueTypeNames.Float,
-    "newton:contactGap": Sdf.ValueTypeNames.Float,
-}
-
 _FLOAT32_TYPES = {Sdf.ValueTypeNames.Float, Sdf.ValueTypeNames.Float2, Sdf.ValueTypeNames.Float3,
                   Sdf.ValueTypeNames.Float4, Sdf.ValueTypeNames.Vector3f, Sdf.ValueTypeNames.Point3f,
-                  Sdf.ValueTypeNames.Normal3f, Sdf.ValueTypeNames.Color3f, Sdf.ValueTypeNames.Quatf}
+                  Sdf.ValueTypeNames.Normal3f, Sdf.ValueTypeNames.Color3f, Sdf.ValueTypeNames.Quatf,
+                  Sdf.ValueTypeNames.FloatArray}
+
+# ================================================================================================
+# The schemas
+
+#: The applied API schemas hydro reads (with the ones each includes, from their definitions).
+_APIS = ("PhysicsCollisionAPI", "PhysicsMeshCollisionAPI", "PhysicsMassAPI", "PhysicsMaterialAPI",
+         "PhysicsRigidBodyAPI", "PhysicsFilteredPairsAPI", "PhysicsArticulationRootAPI",
+         "NewtonCollisionAPI", "NewtonSDFCollisionAPI", "NewtonMeshCollisionAPI", "NewtonMassAPI",
+         "NewtonMaterialAPI", "NewtonSceneAPI", "NewtonSiteAPI", "NewtonArticulationRootAPI")
+
+
+def _plain(v):
+    """A USD value as plain Python (Vt arrays → lists, Gf vectors → tuples, quats → (x, y, z, w))."""
+    if isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (Gf.Quatd, Gf.Quatf, Gf.Quath)):
+        im = v.GetImaginary()
+        return (float(im[0]), float(im[1]), float(im[2]), float(v.GetReal()))
+    if isinstance(v, (Gf.Vec2d, Gf.Vec2f, Gf.Vec3d, Gf.Vec3f, Gf.Vec3h, Gf.Vec4d, Gf.Vec4f)):
+        return tuple(float(x) for x in v)
+    if isinstance(v, Sdf.AssetPath):
+        return v.path
+    if hasattr(v, "__len__") and not isinstance(v, str):
+        return [_plain(x) for x in v]
+    return v if v is None else (float(v) if isinstance(v, (np.floating,)) else v)
+
+
+def _value(v, type_name):
+    """A value as plain Python, 32-bit floats as the shortest decimal that reads back to them."""
+    value = _plain(v)
+    return plain32(value) if type_name in _FLOAT32_TYPES or type_name.scalarType in _FLOAT32_TYPES else value
+
+
+class _Schemas:
+    """The attributes (type, uniform or not, fallback) and included schemas of each API in
+    :data:`_APIS`, from USD's schema registry, or from newton-usd-schemas' generatedSchema.usda
+    when the registration came too late."""
+
+    def __init__(self):
+        reg = Usd.SchemaRegistry()
+        self.registered = reg.FindAppliedAPIPrimDefinition(rules.NEWTON_COLLISION_API) is not None
+        self.attributes = {}  # api -> {name: (Sdf type, uniform, fallback)} (included schemas' too)
+        self.includes = {}  # api -> included apis, itself first
+        layer = None
+        if not self.registered:
+            path = os.path.join(os.path.dirname(newton_usd_schemas.__file__), "generatedSchema.usda")
+            layer = Sdf.Layer.FindOrOpen(path)
+        for api in _APIS:
+            d = reg.FindAppliedAPIPrimDefinition(api)
+            if d is not None:
+                attrs = {}
+                for name in d.GetPropertyNames():
+                    spec = d.GetSchemaAttributeSpec(name)
+                    if spec is not None:
+                        attrs[name] = (spec.typeName, spec.variability == Sdf.VariabilityUniform,
+                                       _value(spec.default, spec.typeName))
+                self.attributes[api] = attrs
+                self.includes[api] = tuple(str(s) for s in d.GetAppliedAPISchemas()) or (api,)
+            elif layer is not None:
+                self._from_layer(layer, api)
+
+    def _from_layer(self, layer, api):
+        spec = layer.GetPrimAtPath("/" + api)
+        if spec is None:
+            return
+        attrs = {a.name: (a.typeName, a.variability == Sdf.VariabilityUniform, _value(a.default, a.typeName))
+                 for a in spec.attributes}
+        includes = [api]
+        listed = spec.GetInfo("apiSchemas")
+        for inc in (listed.GetAddedOrExplicitItems() if listed else ()):
+            if inc not in self.includes:
+                self._from_layer(layer, inc)
+            for name in self.includes.get(inc, (inc,)):
+                if name not in includes:
+                    includes.append(name)
+                attrs = {**self.attributes.get(name, {}), **attrs}
+        self.attributes[api] = attrs
+        self.includes[api] = tuple(includes)
+
+    def expand(self, names) -> tuple:
+        """``names`` with the schemas each includes (order kept, unknown names kept as they are)."""
+        out = []
+        for n in names:
+            for m in self.includes.get(n, (n,)):
+                if m not in out:
+                    out.append(m)
+        return tuple(out)
+
+    def fallbacks(self, applied) -> dict:
+        """Every attribute of the (expanded) applied schemas with its fallback."""
+        out = {}
+        for api in applied:
+            for name, (_, _, fallback) in self.attributes.get(api, {}).items():
+                if fallback is not None:
+                    out[name] = fallback
+        return out
+
+    def attribute(self, name):
+        """(Sdf type, uniform) of attribute ``name`` as some schema declares it (None: none does)."""
+        for attrs in self.attributes.values():
+            if name in attrs:
+                return attrs[name][:2]
+        return None
+
+
+_SCHEMAS = None
+_WARNED_LATE = False
+
+
+def _schemas() -> _Schemas:
+    global _SCHEMAS, _WARNED_LATE
+    if _SCHEMAS is None:
+        _SCHEMAS = _Schemas()
+    if not _SCHEMAS.registered and not _WARNED_LATE:
+        _WARNED_LATE = True
+        warnings.warn("newton-usd-schemas could not register the Newton schemas: USD's schema registry was used "
+                      "before hydro.scene.usd_io was imported. hydro reads their definitions from the package "
+                      "itself; import hydro.scene.usd_io (or newton_usd_schemas) before anything else touches "
+                      "pxr so that other tools see them too", SceneWarning, stacklevel=3)
+    return _SCHEMAS
+
+
+def schemas_registered() -> bool:
+    """Whether the Newton schemas are registered with USD in this process."""
+    return _schemas().registered
+
 
 # ================================================================================================
 # Reading
@@ -114,22 +218,6 @@ def _usd_error(exc) -> str:
     return str(exc).strip() or type(exc).__name__
 
 
-def _plain(v):
-    """A USD value as plain Python (Vt arrays → lists, Gf vectors → tuples, quats → (x, y, z, w))."""
-    if isinstance(v, (bool, int, float, str)):
-        return v
-    if isinstance(v, (Gf.Quatd, Gf.Quatf, Gf.Quath)):
-        im = v.GetImaginary()
-        return (float(im[0]), float(im[1]), float(im[2]), float(v.GetReal()))
-    if isinstance(v, (Gf.Vec2d, Gf.Vec2f, Gf.Vec3d, Gf.Vec3f, Gf.Vec3h, Gf.Vec4d, Gf.Vec4f)):
-        return tuple(float(x) for x in v)
-    if hasattr(v, "__len__") and not isinstance(v, str):
-        return [_plain(x) for x in v]
-    if isinstance(v, Sdf.AssetPath):
-        return v.path
-    return v if v is None else (float(v) if isinstance(v, (np.floating,)) else v)
-
-
 class _Frame:
     """A stage's unit and axis conversion to hydro's SI, Z-up world."""
 
@@ -141,27 +229,151 @@ class _Frame:
         if self.y_up:
             rot = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # +90° about X
         self.rot = rot  # column convention: p_hydro = mpu · rot @ p_stage
+        self.conv = np.eye(4)
+        if math.isfinite(self.mpu) and self.mpu > 0:  # else HYDRO.STG.001 stops the reading
+            self.conv[:3, :3] = self.mpu * rot.T
         self.cache = UsdGeom.XformCache(Usd.TimeCode.Default())
 
     def world(self, prim) -> np.ndarray:
         """4×4 row-vector matrix from the prim's local space to hydro's world (metres, Z-up)."""
         if not prim or prim.IsPseudoRoot():
-            m = np.eye(4)
-        else:
-            m = np.array(self.cache.GetLocalToWorldTransform(prim), dtype=float)
-        conv = np.eye(4)
-        conv[:3, :3] = self.mpu * self.rot.T
-        return m @ conv
+            return self.conv.copy()
+        return np.array(self.cache.GetLocalToWorldTransform(prim), dtype=float) @ self.conv
+
+    def relative(self, prim, ancestor) -> np.ndarray:
+        """4×4 of ``prim`` in the space of ``ancestor``'s own transform (excluded)."""
+        return np.array(self.cache.ComputeRelativeTransform(prim, ancestor)[0], dtype=float)
 
 
-def _read_geometry(prim, m: np.ndarray, unit: float = 1.0):
-    """(Geometry, world pose) of a geometry prim with world matrix ``m`` (hydro frame)."""
+class _Occurrence:
+    """A prim as hydro meets it: itself, or one point-instancer copy of a prototype prim."""
+
+    __slots__ = ("prim", "path", "_world", "_parent", "frame", "source")
+
+    def __init__(self, prim, frame, path=None, world=None, parent=None):
+        self.prim = prim
+        self.frame = frame
+        self.path = str(prim.GetPath()) if path is None else path
+        self.source = str(prim.GetPath())  # the authored prim (the prototype prim for a copy)
+        self._world = world
+        self._parent = parent
+
+    def world(self) -> np.ndarray:
+        return self.frame.world(self.prim) if self._world is None else self._world
+
+    def parent_world(self) -> np.ndarray:
+        return self.frame.world(self.prim.GetParent()) if self._parent is None else self._parent
+
+
+def _occurrences(stage, frame, records):
+    """Every prim of the composed stage (instance proxies included), point instancers expanded."""
+    it = iter(Usd.PrimRange.Stage(stage, Usd.TraverseInstanceProxies()))
+    for prim in it:
+        yield _Occurrence(prim, frame)
+        if prim.IsA(UsdGeom.PointInstancer):
+            it.PruneChildren()  # prototypes are drawn (and simulated) only through the instancer
+            yield from _instances(prim, frame, records)
+
+
+def _instances(prim, frame, records):
+    inst = UsdGeom.PointInstancer(prim)
+    t = Usd.TimeCode.Default()
+    protos = inst.GetPrototypesRel().GetTargets()
+    indices = inst.GetProtoIndicesAttr().Get() or []
+    if not len(indices) or not protos:
+        return
+    with_proto = inst.ComputeInstanceTransformsAtTime(t, t, UsdGeom.PointInstancer.IncludeProtoXform,
+                                                      UsdGeom.PointInstancer.IgnoreMask)
+    without = inst.ComputeInstanceTransformsAtTime(t, t, UsdGeom.PointInstancer.ExcludeProtoXform,
+                                                   UsdGeom.PointInstancer.IgnoreMask)
+    mask = inst.ComputeMaskAtTime(t) or [True] * len(indices)
+    base = frame.world(prim)
+    stage = prim.GetStage()
+    here = str(prim.GetPath())
+    for i, k in enumerate(indices):
+        if not mask[i] or not 0 <= k < len(protos):
+            continue
+        root = stage.GetPrimAtPath(protos[k])
+        if not root:
+            continue
+        root_path = str(root.GetPath())
+        copy_root = f"{here}/{root.GetName()}_{i}"
+        inst_world = np.array(with_proto[i], dtype=float) @ base
+        worlds = {}
+        sub = iter(Usd.PrimRange(root, Usd.TraverseInstanceProxies()))
+        for p in sub:
+            if p.IsA(UsdGeom.PointInstancer) and p != root:
+                sub.PruneChildren()
+                records.append(rules.PrimRecord(path=str(p.GetPath()), type_name="PointInstancer", findings=[
+                    rules._finding("HYDRO.USD.003", str(p.GetPath()), "a point instancer inside a point instancer's "
+                                                                      "prototype is not expanded (ignored)")]))
+                continue
+            path = copy_root + str(p.GetPath())[len(root_path):]
+            world = (frame.relative(p, root) if p != root else np.eye(4)) @ inst_world
+            parent = np.array(without[i], dtype=float) @ base if p == root else worlds[str(p.GetParent().GetPath())]
+            worlds[str(p.GetPath())] = world
+            yield _Occurrence(p, frame, path=path, world=world, parent=parent)
+
+
+def _applied(prim) -> tuple:
+    """Applied API schema names as authored (unregistered ones too)."""
+    return tuple(str(s) for s in prim.GetPrimTypeInfo().GetAppliedAPISchemas())
+
+
+def _authored(prim) -> dict:
+    """Authored ``physics:*``/``newton:*`` values as plain Python (32-bit floats as written)."""
+    out = {}
+    for attr in prim.GetAttributes():
+        name = attr.GetName()
+        if (name.startswith("newton:") or name.startswith("physics:")) and attr.HasAuthoredValue():
+            stack = attr.GetPropertyStack(Usd.TimeCode.Default())
+            type_name = stack[0].typeName if stack else attr.GetTypeName()
+            out[name] = _value(attr.Get(), type_name)
+    return out
+
+
+def _resolved(prim, schemas) -> dict:
+    """``physics:*``/``newton:*`` values as USD resolves them: the applied schemas' fallbacks,
+    overridden by what is authored."""
+    return {**schemas.fallbacks(schemas.expand(_applied(prim))), **_authored(prim)}
+
+
+def _nonfinite_ops(prim) -> list:
+    """Paths of the non-finite xformOp attributes of ``prim`` and its ancestors."""
+    out = []
+    p = prim
+    while p and not p.IsPseudoRoot():
+        for op in UsdGeom.Xformable(p).GetOrderedXformOps() if p.IsA(UsdGeom.Xformable) else ():
+            v = op.Get()
+            try:
+                finite = v is None or bool(np.all(np.isfinite(np.asarray(v, dtype=float))))
+            except (TypeError, ValueError):
+                finite = True
+            if not finite:
+                out.append(str(op.GetAttr().GetPath()))
+        p = p.GetParent()
+    return out[::-1]
+
+
+def _read_geometry(prim, m: np.ndarray, unit: float, values: dict):
+    """(Geometry, world pose) of a geometry prim with world matrix ``m`` (hydro frame) and its
+    resolved ``values`` (``physics:approximation``, ``newton:maxHullVertices``)."""
     tn = str(prim.GetTypeName())
     if tn == "Mesh":
         mesh = UsdGeom.Mesh(prim)
-        return mesh_geometry(mesh.GetPointsAttr().Get(), mesh.GetFaceVertexCountsAttr().Get(),
-                             mesh.GetFaceVertexIndicesAttr().Get(), m, name=str(prim.GetPath()),
-                             left_handed=mesh.GetOrientationAttr().Get() == UsdGeom.Tokens.leftHanded)
+        geometry, pose = mesh_geometry(mesh.GetPointsAttr().Get(), mesh.GetFaceVertexCountsAttr().Get(),
+                                       mesh.GetFaceVertexIndicesAttr().Get(), m, name=str(prim.GetPath()),
+                                       left_handed=mesh.GetOrientationAttr().Get() == UsdGeom.Tokens.leftHanded)
+        approximation = values.get("physics:approximation", "none")
+        if rules.SDF_COLLISION_API in _schemas().expand(_applied(prim)):
+            approximation = "none"  # the SDF is built from the mesh itself
+        limit = values.get("newton:maxHullVertices", -1)
+        if approximation == "convexHull" and not (isinstance(limit, int) and (limit == -1 or limit >= 4)):
+            raise GeometryError(f"newton:maxHullVertices must be -1 (no limit) or >= 4, got {limit!r}")
+        try:
+            return approximate_mesh(geometry, pose, approximation, limit)
+        except ValueError as exc:
+            raise GeometryError(str(exc)) from None
     axis = str(prim.GetAttribute("axis").Get() or "Z") if tn in AXIS_TYPES else "Z"
 
     def get(name):
@@ -174,95 +386,170 @@ def _read_geometry(prim, m: np.ndarray, unit: float = 1.0):
     return primitive_geometry(tn, m, unit, axis, get)
 
 
-def _schemas(prim) -> tuple:
-    return tuple(str(s) for s in prim.GetPrimTypeInfo().GetAppliedAPISchemas())
-
-
-def _authored(prim) -> dict:
-    """Authored ``physics:*``/``newton:*`` values as plain Python (32-bit floats as written)."""
-    out = {}
-    for attr in prim.GetAttributes():
-        name = attr.GetName()
-        if (name.startswith("newton:") or name.startswith("physics:")) and attr.HasAuthoredValue():
-            value = _plain(attr.Get())
-            scalar = attr.GetTypeName().scalarType
-            if scalar in _FLOAT32_TYPES:
-                value = plain32(value)
-            out[name] = value
-    return out
-
-
-def _material(prim, frame):
-    """(static friction, dynamic friction, density kg/m³ or None) of the physics material bound to prim."""
-    api = UsdShade.MaterialBindingAPI(prim)
-    mat, _ = api.ComputeBoundMaterial("physics")
+def _material(prim, schemas):
+    """(material prim path, its resolved values) of the physics material bound to ``prim`` (None:
+    none, or the bound material has no physics material schema)."""
+    mat, _ = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial("physics")
     if not mat:
         return None
     mp = mat.GetPrim()
-    if "PhysicsMaterialAPI" not in _schemas(mp):
+    applied = schemas.expand(_applied(mp))
+    if rules.MATERIAL_API not in applied:
         return None
-    pm = UsdPhysics.MaterialAPI(mp)
-    density = shortest(pm.GetDensityAttr().Get() or 0.0)
-    return (shortest(pm.GetStaticFrictionAttr().Get() or 0.0), shortest(pm.GetDynamicFrictionAttr().Get() or 0.0),
-            density * frame.kpu / frame.mpu**3 if density > 0 else None)
+    return str(mp.GetPath()), _resolved(mp, schemas)
+
+
+def _collision_groups(stage, records):
+    """[(path, filtered group paths, invert, merge name, membership query)] of the stage's
+    PhysicsCollisionGroup prims (a filter naming a non-group is reported and dropped)."""
+    out = []
+    for prim in stage.Traverse():
+        if not prim.IsA(UsdPhysics.CollisionGroup):
+            continue
+        g = UsdPhysics.CollisionGroup(prim)
+        path = str(prim.GetPath())
+        filtered, bad = [], []
+        for target in g.GetFilteredGroupsRel().GetTargets():
+            t = stage.GetPrimAtPath(target)
+            (filtered if t and t.IsA(UsdPhysics.CollisionGroup) else bad).append(str(target))
+        rec = rules.PrimRecord(path=path, type_name=str(prim.GetTypeName()))
+        if bad:
+            rec.findings.append(rules._finding("HYDRO.USD.003", path, f"physics:filteredGroups names {', '.join(bad)}, "
+                                                                     f"which is not a collision group: ignored"))
+        records.append(rec)
+        query = g.GetCollidersCollectionAPI().ComputeMembershipQuery()
+        out.append((path, filtered, bool(g.GetInvertFilteredGroupsAttr().Get()),
+                    str(g.GetMergeGroupNameAttr().Get() or ""), query))
+    return out
 
 
 def read_records(stage_or_path):
     """(records, scene): the :class:`~hydro.scene.validate.PrimRecord` s and the extracted scene data."""
     stage = stage_or_path if isinstance(stage_or_path, Usd.Stage) else _open(stage_or_path)
+    schemas = _schemas()
     frame = _Frame(stage)
     scene = SceneData()
-    body_prims = {}
+    records = scene.records
+    stage_findings = rules.stage_findings(meters_per_unit=frame.mpu, kilograms_per_unit=frame.kpu)
+    if stage_findings:  # nothing can be converted
+        records.append(rules.PrimRecord(path="/", type_name="Stage", findings=stage_findings))
+        return records, scene
     relevant = set(rules.COLLISION_APIS) | {rules.RIGID_BODY_API, rules.MASS_API, rules.NEWTON_MASS_API,
-                                            rules.ARTICULATION_ROOT_API}
-    prims = list(Usd.PrimRange.Stage(stage, Usd.TraverseInstanceProxies()))
-    # bodies first, so colliders can find theirs
-    for prim in prims:
-        schemas = _schemas(prim)
-        attrs = _authored(prim) if (set(schemas) & relevant) else {}
-        if rules.RIGID_BODY_API in schemas and attrs.get("physics:rigidBodyEnabled", True) is not False:
-            body_prims[str(prim.GetPath())] = prim
-    for prim in prims:
-        path = str(prim.GetPath())
-        schemas = _schemas(prim)
-        tn = str(prim.GetTypeName())
-        attrs = _authored(prim)
+                                            rules.ARTICULATION_ROOT_API, rules.MATERIAL_API, rules.NEWTON_MATERIAL_API,
+                                            rules.FILTERED_PAIRS_API}
+    occurrences = []
+    for occ in _occurrences(stage, frame, records):
+        applied = schemas.expand(_applied(occ.prim))
+        tn = str(occ.prim.GetTypeName())
         is_joint = tn.startswith("Physics") and tn.endswith("Joint")
-        if is_env_prim(path):
-            scene.env_origins[env_of(path)] = frame.world(prim)[3, :3]
-        if not (set(schemas) & relevant) and not any(k.startswith("newton:") for k in attrs) and not is_joint:
+        if is_env_prim(occ.path):
+            scene.env_origins[env_of(occ.path)] = occ.world()[3, :3]
+        authored = _authored(occ.prim)
+        if not (set(applied) & relevant) and not any(k.startswith("newton:") for k in authored) and not is_joint:
             continue
-        rec = rules.PrimRecord(path=path, type_name=tn, xformable=prim.IsA(UsdGeom.Xformable), schemas=schemas,
-                               attributes=attrs)
-        scene.records.append(rec)
-        if rules.ARTICULATION_ROOT_API in schemas:
-            scene.articulations.append(path)
-        if path in body_prims:
-            scene.bodies.append(body_values(path, frame.world(prim), frame.world(prim.GetParent()), attrs, schemas,
+        rec = rules.PrimRecord(path=occ.path, type_name=tn, xformable=occ.prim.IsA(UsdGeom.Xformable),
+                               schemas=_applied(occ.prim), applied=applied, attributes=authored,
+                               fallbacks=schemas.fallbacks(applied))
+        records.append(rec)
+        occurrences.append((occ, rec))
+
+    # bodies first, so colliders can find theirs
+    bodies = {}
+    broken = set()  # prims already reported with a non-finite transform
+    bad_materials = set()
+    for occ, rec in occurrences:
+        values = {**rec.fallbacks, **rec.attributes}
+        if rec.has(rules.RIGID_BODY_API) and values.get("physics:rigidBodyEnabled", True) is not False:
+            m = occ.world()
+            if not np.all(np.isfinite(m)):
+                rec.findings.append(rules.transform_finding(occ.path, _nonfinite_ops(occ.prim)))
+                broken.add(occ.path)
+                continue
+            bodies[occ.path] = rec
+            scene.bodies.append(body_values(occ.path, m, occ.parent_world(), rec.attributes, rec.applied,
                                             kpu=frame.kpu, mpu=frame.mpu))
-        collider = bool(set(schemas) & set(rules.COLLISION_APIS)) and attrs.get("physics:collisionEnabled", True) is not False
-        if not collider:
+    for occ, rec in occurrences:
+        if rec.has(rules.ARTICULATION_ROOT_API):
+            scene.articulations.append(occ.path)
+        if rec.has(rules.FILTERED_PAIRS_API):
+            targets = UsdPhysics.FilteredPairsAPI(occ.prim).GetFilteredPairsRel().GetTargets()
+            scene.filtered.append((occ.path, [str(t) for t in targets]))
+        collider = any(rec.has(api) for api in rules.COLLISION_APIS) and not rec.has(rules.SITE_API)
+        if not collider or occ.path in broken:
             continue
         rec.collider = True
-        rec.geometry_kind = KIND_OF_TYPE.get(tn)
-        body = prim
-        while body and not body.IsPseudoRoot() and str(body.GetPath()) not in body_prims:
-            body = body.GetParent()
-        rec.body = None if (not body or body.IsPseudoRoot()) else str(body.GetPath())
-        values = rules.shape_values(attrs)
+        rec.geometry_kind = KIND_OF_TYPE.get(rec.type_name)
+        rec.body = occ.path if occ.path in bodies else nearest_ancestor(occ.path, bodies)
+        m = occ.world()
+        if not np.all(np.isfinite(m)):
+            rec.findings.append(rules.transform_finding(occ.path, _nonfinite_ops(occ.prim)))
+            continue
+        values = {**rec.fallbacks, **rec.attributes}
         try:
-            geometry, world_pose = _read_geometry(prim, frame.world(prim), frame.mpu)
+            geometry, world_pose = _read_geometry(occ.prim, m, frame.mpu, values)
+            if isinstance(geometry, Plane) and rec.body is not None:
+                raise GeometryError(f"a Plane collider is infinite and must be static, but it is under the rigid "
+                                    f"body {rec.body}")
         except GeometryError as exc:
             rec.geometry_error = str(exc)
             continue
-        if isinstance(geometry, Mesh) and (values["hydroelastic"] is True or rules.SDF_COLLISION_API in schemas):
+        rec.geometry_kind = geometry.kind_name if not isinstance(geometry, ConvexMesh) else "mesh"
+        rec.findings += rules.size_findings(occ.path, geometry)
+        approximation = values.get("physics:approximation", "none")
+        if rec.type_name == "Mesh" and approximation not in rules.APPROXIMATIONS and not rec.has(rules.SDF_COLLISION_API):
+            rec.findings.append(rules._finding("HYDRO.USD.002", occ.path, f"physics:approximation = "
+                                                                         f"{approximation!r} is not implemented: "
+                                                                         f"hydro uses the mesh's triangles"))
+        shape_vals = rules.shape_values(rec.attributes, rec.fallbacks)
+        sdf = rec.has(rules.SDF_COLLISION_API) or shape_vals["hydroelastic"] is True
+        if isinstance(geometry, Mesh) and sdf:
             try:
                 geometry.check_watertight()
             except ValueError as exc:
                 rec.watertight_error = str(exc)
-        scene.shapes.append(collider_values(path, attrs, schemas, values, geometry, world_pose, rec.body,
-                                            _material(prim, frame), kpu=frame.kpu, mpu=frame.mpu))
-    return scene.records, scene
+        material = _material(occ.prim, schemas)
+        try:
+            shape = collider_values(occ.path, rec, shape_vals, geometry, world_pose, rec.body, material,
+                                    kpu=frame.kpu, mpu=frame.mpu)
+        except MaterialError as exc:
+            if exc.material not in bad_materials:
+                bad_materials.add(exc.material)
+                rec.findings.append(rules._finding("HYDRO.MAT.001", exc.material, str(exc)))
+            continue
+        if shape["budget"] is not None:
+            rec.findings += rules.sdf_budget_findings(occ.path, geometry, *shape["budget"], authored=rec.attributes)
+        shape["source"] = occ.source
+        scene.shapes.append(shape)
+
+    groups = _collision_groups(stage, records)
+    scene.groups = [(p, f, inv, merge) for p, f, inv, merge, _ in groups]
+    for shape in scene.shapes:
+        shape["groups"] = [p for p, _, _, _, q in groups
+                           if q.IsPathIncluded(Sdf.Path(shape["path"])) or q.IsPathIncluded(Sdf.Path(shape["source"]))]
+    _check_filtered_pairs(scene, records)
+    return records, scene
+
+
+def _check_filtered_pairs(scene, records):
+    shape_body = {s["path"]: s["body"] for s in scene.shapes}
+    by_path = {r.path: r for r in records}
+    kept = []
+    for source, targets in scene.filtered:
+        rec = by_path.get(source)
+        if not filter_targets(source, shape_body):
+            if rec is not None:
+                rec.findings.append(rules._finding("HYDRO.USD.003", source, "PhysicsFilteredPairsAPI on a prim that "
+                                                                            "holds no collider: ignored"))
+            continue
+        good = []
+        for t in targets:
+            if filter_targets(t, shape_body):
+                good.append(t)
+            elif rec is not None:
+                rec.findings.append(rules._finding("HYDRO.USD.003", source, f"physics:filteredPairs names {t}, which "
+                                                                            f"holds no collider: ignored"))
+        kept.append((source, good))
+    scene.filtered = kept
 
 
 def validate_usd(path) -> list:
@@ -272,17 +559,20 @@ def validate_usd(path) -> list:
 
 
 def load_usd(path, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACING, build_sdfs: bool = True) -> Model:
-    """Load a USD scene into a :class:`~hydro.scene.model.Model` (rules in the module docstring).
+    """Load a USD scene into a :class:`~hydro.scene.model.Model` (rules in docs/usd.md).
 
-    A scene with ERROR findings is refused with a ``ValueError`` carrying the finding lines;
-    WARNING findings are issued as :class:`SceneWarning`. ``num_envs``/``env_spacing``: see
+    A scene with ERROR findings is refused with a :class:`~hydro.errors.SceneError` (a
+    ``ValueError``) whose message lists the findings and whose ``findings`` holds them (errors
+    first); WARNING findings are issued as :class:`SceneWarning`. ``num_envs``/``env_spacing``: see
     :mod:`hydro.scene.replicate` (replication of ``/World/envs/env_0``).
     """
     records, scene = read_records(path)
     findings = rules.validate_records(records)
     errors = [f for f in findings if f.severity == rules.ERROR]
     if errors:
-        raise ValueError(f"{os.fspath(path)}: {len(errors)} error(s) in the scene:\n" + rules.format_findings(errors))
+        ordered = errors + [f for f in findings if f.severity != rules.ERROR]
+        raise SceneError(f"{os.fspath(path)}: {len(errors)} error(s) in the scene:\n" + rules.format_findings(errors),
+                         ordered)
     for f in findings:
         warnings.warn(str(f), SceneWarning, stacklevel=2)
     return build_model(scene, num_envs=num_envs, env_spacing=env_spacing, build_sdfs=build_sdfs)
@@ -293,14 +583,18 @@ def read_gravity(path) -> np.ndarray:
 
     USD's rules: ``physics:gravityDirection`` (0, 0, 0) (the default) means "down the stage's
     up axis", ``physics:gravityMagnitude`` −inf (the default) means earth gravity, 9.81 m/s²;
-    an authored magnitude is in stage units per s² (multiplied by ``metersPerUnit``). A stage
-    without a ``PhysicsScene`` gets (0, 0, −9.81).
+    an authored magnitude is in stage units per s² (multiplied by ``metersPerUnit``).
+    ``newton:gravityEnabled = false`` (NewtonSceneAPI) turns gravity off. A stage without a
+    ``PhysicsScene`` gets (0, 0, −9.81).
     """
     stage = path if isinstance(path, Usd.Stage) else _open(path)
     frame = _Frame(stage)
+    schemas = _schemas()
     for prim in stage.Traverse():
         if not prim.IsA(UsdPhysics.Scene):
             continue
+        if _resolved(prim, schemas).get("newton:gravityEnabled", True) is False:
+            return np.zeros(3)
         scene = UsdPhysics.Scene(prim)
         return gravity_vector(scene.GetGravityDirectionAttr().Get(), scene.GetGravityMagnitudeAttr().Get(),
                               rot=frame.rot, mpu=frame.mpu)
@@ -309,6 +603,21 @@ def read_gravity(path) -> np.ndarray:
 
 # ================================================================================================
 # Writing
+
+
+def _apply(prim, api: str) -> None:
+    """Apply ``api`` as ``ApplyAPI`` does (by name when the schema is not registered here)."""
+    if _schemas().registered:
+        prim.ApplyAPI(api)
+    else:
+        prim.AddAppliedSchema(api)
+
+
+def _set(prim, name: str, value) -> None:
+    """Author ``name`` with the type and variability its schema declares."""
+    type_name, uniform = _schemas().attribute(name)
+    variability = Sdf.VariabilityUniform if uniform else Sdf.VariabilityVarying
+    prim.CreateAttribute(name, type_name, False, variability).Set(value)
 
 
 def _set_xform(prim, pose, scale=None):
@@ -346,7 +655,7 @@ def _write_geometry(stage, path, geometry):
         g.CreateHeightAttr(geometry.height)
         g.CreateAxisAttr(UsdGeom.Tokens.z)
         return g.GetPrim(), None
-    if isinstance(geometry, Mesh):
+    if isinstance(geometry, Mesh):  # meshes and convex hulls
         g = UsdGeom.Mesh.Define(stage, path)
         g.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(np.ascontiguousarray(geometry.vertices, dtype=np.float32)))
         g.CreateFaceVertexCountsAttr(Vt.IntArray([3] * len(geometry.faces)))
@@ -360,8 +669,104 @@ def _write_geometry(stage, path, geometry):
     raise ValueError(f"shape {path}: a {geometry.kind_name} cannot be written to USD")
 
 
+def _free_root(stage, path):
+    if stage.GetPrimAtPath(path):
+        raise ValueError(f"prim path {path} is taken; hydro writes its {path.rsplit('/', 1)[1]} there")
+    UsdGeom.Scope.Define(stage, path)
+
+
+def _write_collider(stage, model, i):
+    prim = stage.GetPrimAtPath(model.shape_path[i])
+    UsdPhysics.CollisionAPI.Apply(prim)
+    geometry = model.shape_geometry[i]
+    if model.shape_sdf_collision[i]:
+        _apply(prim, rules.SDF_COLLISION_API)
+        s = model.shape_sdf_settings[i]
+        _set(prim, "newton:hydroelasticEnabled", bool(model.shape_hydroelastic[i]))
+        _set(prim, "newton:hydroelasticStiffness", float(model.shape_stiffness[i]))
+        _set(prim, "newton:sdfMaxResolution", int(s.max_resolution))
+        if s.target_voxel_size is not None and s.target_voxel_size > 0:
+            _set(prim, "newton:sdfTargetVoxelSize", float(s.target_voxel_size))
+        _set(prim, "newton:sdfNarrowBandInner", float(s.narrow_band_inner))
+        _set(prim, "newton:sdfNarrowBandOuter", float(s.narrow_band_outer))
+        if s.padding is not None:
+            _set(prim, "newton:sdfPadding", float(s.padding))
+        _set(prim, "newton:sdfTextureFormat", s.texture_format)
+    elif isinstance(geometry, Mesh):
+        UsdPhysics.MeshCollisionAPI.Apply(prim)
+        _apply(prim, rules.MESH_COLLISION_API)
+        _set(prim, "physics:approximation", "convexHull" if isinstance(geometry, ConvexMesh) else "none")
+    else:
+        _apply(prim, rules.NEWTON_COLLISION_API)
+    _set(prim, "newton:contactMargin", float(model.shape_margin[i]))
+    _set(prim, "newton:contactGap", float(model.shape_gap[i]))
+    if not model.shape_collision_enabled[i]:
+        UsdPhysics.CollisionAPI(prim).CreateCollisionEnabledAttr(False)
+    return prim
+
+
+def _write_material(stage, path, row):
+    """A physics material with the (resolved) ``row`` of ``Model.shape_material``: the friction and
+    restitution always, each Newton value only where it is not hydro's default."""
+    mat = UsdShade.Material.Define(stage, path)
+    prim = mat.GetPrim()
+    api = UsdPhysics.MaterialAPI.Apply(prim)
+    values = dict(zip(MATERIAL_FIELDS, row.tolist()))
+    api.CreateStaticFrictionAttr(values["static_friction"])
+    api.CreateDynamicFrictionAttr(values["dynamic_friction"])
+    api.CreateRestitutionAttr(values["restitution"])
+    default = dict(zip(MATERIAL_FIELDS, material_row(DEFAULT_MATERIAL).tolist()))
+    newton = {"torsional_friction": "newton:torsionalFriction", "rolling_friction": "newton:rollingFriction",
+              "contact_stiffness": "newton:contactStiffness", "contact_damping": "newton:contactDamping",
+              "friction_gain": "newton:contactFrictionGain", "adhesion": "newton:contactAdhesion"}
+    changed = {k: v for k, v in values.items() if k in newton and not (math.isnan(v) and math.isnan(default[k]))
+               and v != default[k]}
+    if changed:
+        _apply(prim, rules.NEWTON_MATERIAL_API)
+        for k, v in changed.items():
+            _set(prim, newton[k], float(v))
+    return mat
+
+
+def _write_groups(stage, model):
+    """One PhysicsCollisionGroup per group set in use, filtering the sets the model's mask keeps apart
+    (inverted when the set is kept apart from shapes in no group)."""
+    mask = model.collision_group_mask
+    used = sorted(set(int(c) for c in model.shape_collision_group) - {0})
+    if not used:
+        return
+    root = WORLD_ROOT + "/CollisionGroups"
+    _free_root(stage, root)
+    groups = {c: UsdPhysics.CollisionGroup.Define(stage, f"{root}/Group_{c}") for c in used}
+    for c, g in groups.items():
+        includes = g.GetCollidersCollectionAPI().CreateIncludesRel()
+        for i in np.flatnonzero(model.shape_collision_group == c):
+            includes.AddTarget(model.shape_path[i])
+        rel = g.CreateFilteredGroupsRel()
+        # a set kept apart from shapes in no group can only be said with an inverted filter,
+        # which then names the groups it does collide with
+        inverted = not mask[c, 0]
+        if inverted:
+            g.CreateInvertFilteredGroupsAttr(True)
+        for d in used:
+            if mask[c, d] == inverted:
+                rel.AddTarget(groups[d].GetPath())
+
+
+def _write_filtered_pairs(stage, model):
+    bodies = set(model.body_path)
+    shapes_of = {b: int(np.sum(model.shape_body == k)) for k, b in enumerate(model.body_path)}
+    for a, b in model.filtered_shape_pairs:
+        pa, pb = model.shape_path[a], model.shape_path[b]
+        for p in (pa, pb):  # on (or naming) a body's own prim the API filters the whole body
+            if p in bodies and shapes_of[p] > 1:
+                raise ValueError(f"filtered pair {pa} - {pb}: shape {p} shares its prim with a body that has other "
+                                 f"shapes, so USD's PhysicsFilteredPairsAPI cannot name it alone")
+        UsdPhysics.FilteredPairsAPI.Apply(stage.GetPrimAtPath(pa)).CreateFilteredPairsRel().AddTarget(Sdf.Path(pb))
+
+
 def save_usd(model: Model, path) -> None:
-    """Write ``model`` to a ``.usda``/``.usd`` file (see the module docstring)."""
+    """Write ``model`` to a ``.usda``/``.usd`` file (see the module docstring and docs/usd.md)."""
     path = os.fspath(path)
     stage = Usd.Stage.CreateInMemory()
     UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
@@ -407,55 +812,26 @@ def save_usd(model: Model, path) -> None:
         q = matrix_to_quat(evecs)
         mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*map(float, np.maximum(evals, 0.0))))
         mass.CreatePrincipalAxesAttr(Gf.Quatf(float(q[3]), float(q[0]), float(q[1]), float(q[2])))
-        prim.AddAppliedSchema(rules.NEWTON_MASS_API)
+        _apply(prim, rules.NEWTON_MASS_API)
         six = [tensor[0, 0], tensor[1, 1], tensor[2, 2], tensor[0, 1], tensor[0, 2], tensor[1, 2]]
-        prim.CreateAttribute("newton:inertia", Sdf.ValueTypeNames.DoubleArray, custom=True).Set(
-            Vt.DoubleArray([float(x) for x in six]))
+        _set(prim, "newton:inertia", Vt.DoubleArray([float(x) for x in six]))
 
     materials = {}
-    material_root = WORLD_ROOT + "/PhysicsMaterials"
-    for i, p in enumerate(model.shape_path):
-        prim = stage.GetPrimAtPath(p)
-        UsdPhysics.CollisionAPI.Apply(prim)
-        settings = model.shape_sdf_settings[i]
-        values = {
-            "newton:hydroelasticEnabled": bool(model.shape_hydroelastic[i]),
-            "newton:hydroelasticStiffness": float(model.shape_stiffness[i]),
-            "newton:sdfMaxResolution": int(settings.max_resolution),
-            "newton:sdfTargetVoxelSize": settings.target_voxel_size,
-            "newton:sdfNarrowBandInner": settings.narrow_band_inner,
-            "newton:sdfNarrowBandOuter": settings.narrow_band_outer,
-            "newton:sdfPadding": settings.padding,
-            "newton:sdfTextureFormat": settings.texture_format,
-            "newton:contactMargin": float(model.shape_margin[i]),
-            "newton:contactGap": float(model.shape_gap[i]),
-        }
-        if model.shape_sdf_collision[i]:
-            prim.AddAppliedSchema(rules.SDF_COLLISION_API)
-        else:
-            prim.AddAppliedSchema("NewtonCollisionAPI")
-            # SDF attributes of a shape without the schema: only the ones that differ from the default
-            for k, default in rules.SDF_COLLISION_DEFAULTS.items():
-                if values[k] == default:
-                    del values[k]
-        for k, v in values.items():
-            if v is not None:
-                prim.CreateAttribute(k, _NEWTON_TYPES[k], custom=True).Set(v)
-        fr = (float(model.shape_friction[i, 0]), float(model.shape_friction[i, 1]))
-        if fr != (DEFAULT_FRICTION, DEFAULT_FRICTION):
-            if fr not in materials:
-                if not materials:
-                    if stage.GetPrimAtPath(material_root):
-                        raise ValueError(f"prim path {material_root} is taken; hydro writes physics materials there")
-                    UsdGeom.Scope.Define(stage, material_root)
-                mpath = f"{material_root}/Friction_{len(materials)}"
-                mat = UsdShade.Material.Define(stage, mpath)
-                api = UsdPhysics.MaterialAPI.Apply(mat.GetPrim())
-                api.CreateStaticFrictionAttr(fr[0])
-                api.CreateDynamicFrictionAttr(fr[1])
-                materials[fr] = mat
-            UsdShade.MaterialBindingAPI.Apply(prim).Bind(materials[fr], UsdShade.Tokens.weakerThanDescendants, "physics")
+    default_row = material_row(DEFAULT_MATERIAL)
+    for i in range(model.shape_count):
+        prim = _write_collider(stage, model, i)
+        row = model.shape_material[i]
+        if np.array_equal(row, default_row, equal_nan=True):
+            continue  # no material bound: every value is the default
+        key = tuple(np.nan_to_num(row, nan=-1.0).tolist())
+        if key not in materials:
+            if not materials:
+                _free_root(stage, WORLD_ROOT + "/PhysicsMaterials")
+            materials[key] = _write_material(stage, f"{WORLD_ROOT}/PhysicsMaterials/Material_{len(materials)}", row)
+        UsdShade.MaterialBindingAPI.Apply(prim).Bind(materials[key], UsdShade.Tokens.weakerThanDescendants, "physics")
 
+    _write_groups(stage, model)
+    _write_filtered_pairs(stage, model)
     for root in model.articulations:
         UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath(root))
     stage.GetRootLayer().Export(path)

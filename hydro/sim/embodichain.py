@@ -10,7 +10,7 @@
     sensor = sim.add_sensor(sensor_cfg=cfg)
     sim.update(step=1)
     sensor.update()
-    report = sensor.get_data()          # dict of NumPy arrays, (E, C, ...)
+    report = sensor.get_data()          # dict of torch tensors on sim.device, (E, C, ...)
 
 UIDs
     A rigid uid names a body, or a static collider, by its prim path relative to its env:
@@ -19,31 +19,41 @@ UIDs
     by the prim's own name (``Top``) when that is unique. An articulation uid names an
     articulation root (a ``PhysicsArticulationRootAPI`` prim) the same way; its links are the
     bodies under it, named by their prim name (``LeftFinger``); an empty ``link_name_list``
-    monitors every link. Anything that matches nothing is an error listing what exists.
+    monitors every link. Anything that matches nothing is an error listing what exists. The
+    configuration is checked when it is made and again when the sensor is made (EmbodiChain code
+    sets its fields one by one).
 
 Contacts and slots
     ``update()`` reads the contacts that carried force in the last solver sub-step of the
     latest physics step (the simulation hands the sensor every step's contacts: ``on_step``,
-    :mod:`hydro.sim.sensing`; the sensor never reads the simulation back). A contact is reported when both of its actors are monitored
-    (``filter_need_both_actor=True``) or either is (False). Per env, reported contacts fill
-    slots 0, 1, … in the pipeline's order (``is_valid`` is a prefix); slots past the last are
-    zero. More contacts than ``max_contacts_per_env``: the first ones are kept, the rest are
-    counted in :attr:`ContactSensor.overflow_count` (per env) and
-    :attr:`ContactSensor.required_contacts`, and a ``RuntimeWarning`` names the setting to
-    raise — never dropped silently. ``get_data()`` updates first when the simulation has
-    stepped since the last ``update()``, so it is never stale.
+    :mod:`hydro.sim.sensing`; the sensor never reads the simulation back) — point contacts and
+    hydroelastic contacts alike. A contact is reported when both of its actors are monitored
+    (``filter_need_both_actor=True``) or either is (False), and its normal impulse exceeds
+    :data:`IMPULSE_THRESHOLD` (1e-7 N·s, EmbodiChain's positive-impulse filter for
+    force-reporting solvers). Per env, reported contacts fill slots 0, 1, … in the pipeline's
+    order (``is_valid`` is a prefix); slots past the last are zero. More contacts than
+    ``max_contacts_per_env``: the first ones are kept, the rest are counted in
+    :attr:`ContactSensor.overflow_count` (per env) and :attr:`ContactSensor.required_contacts`,
+    and a ``RuntimeWarning`` names the setting to raise — never dropped silently.
+    ``get_data()`` updates first when the simulation has stepped since the last ``update()``, so
+    it is never stale.
 
-Fields (E envs, C = max_contacts_per_env)
-    ``position`` (E,C,3) float32, m, in the env's frame (world minus the env origin);
-    ``normal`` (E,C,3) unit, from actor 0 toward actor 1; ``friction`` (E,C,3) N·s, the
-    tangential impulse on actor 0 over the physics step (friction force × dt); ``impulse``
-    (E,C) N·s, the normal impulse magnitude (normal force × dt); ``distance`` (E,C) m,
-    negative = penetration; ``user_ids`` (E,C,2) int32 actor ids (actor 0 = the contact's shape
-    A, actor 1 = shape B); ``is_valid`` (E,C) bool.
+Fields (E envs, C = max_contacts_per_env), torch tensors on ``sim.device`` when torch is
+installed (``get_data(as_numpy=True)``, or no torch: NumPy arrays of the same dtypes)
+    | key | dtype | shape | meaning |
+    |---|---|---|---|
+    | ``position`` | float32 | (E,C,3) | m, in the env's frame (world minus the env origin) |
+    | ``normal`` | float32 | (E,C,3) | unit, from actor 0 toward actor 1 |
+    | ``friction`` | float32 | (E,C,3) | N·s, the tangential impulse on actor 0 over the physics step (friction force × dt) |
+    | ``impulse`` | float32 | (E,C) | N·s, the normal impulse magnitude (normal force × dt) |
+    | ``distance`` | float32 | (E,C) | m, signed separation, negative = penetration |
+    | ``user_ids`` | int32 | (E,C,2) | actor ids (actor 0 = the contact's shape A, actor 1 = shape B) |
+    | ``is_valid`` | bool | (E,C) | which slots hold a contact (a prefix) |
 
-Actor ids (``user_ids``)
+Actor ids (``user_ids``, ``item_user_ids``)
     Query-local and backend-neutral: bodies are ``0 … B−1`` (the model's body order, every env),
     static colliders follow (``B, B+1, …``); :meth:`ContactSensor.get_actor_info` resolves one.
+    ``item_user_ids`` is an int32 tensor on ``sim.device`` (NumPy without torch).
 """
 
 from __future__ import annotations
@@ -54,13 +64,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InputError
 from ..scene.paths import actor_table, relative_name
+from .arrays import device_name, to_torch, torch_available
 from .sensing import ContactFrame
 
 __all__ = ["ContactSensorCfg", "ArticulationContactFilterCfg", "ContactSensor", "ContactActorInfo",
-           "ContactCapabilities", "ContactPointVisibility"]
+           "ContactCapabilities", "ContactPointVisibility", "IMPULSE_THRESHOLD"]
 
 DATA_KEYS = ("position", "normal", "friction", "impulse", "distance", "user_ids", "is_valid")
+
+#: N·s: a contact is reported only when its normal impulse exceeds this (EmbodiChain's filter).
+IMPULSE_THRESHOLD = 1e-7
 
 
 @dataclass
@@ -81,20 +96,27 @@ class ContactSensorCfg:
     max_contacts_per_env: int = 64
 
     def __post_init__(self):
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every field (and make the lists lists); raises InputError naming it."""
         if isinstance(self.rigid_uid_list, str):
-            raise ValueError("ContactSensorCfg.rigid_uid_list must be a list of uids, got a string")
+            raise InputError("ContactSensorCfg.rigid_uid_list must be a list of uids, got a string")
         self.rigid_uid_list = list(self.rigid_uid_list)
         self.articulation_cfg_list = list(self.articulation_cfg_list)
         for a in self.articulation_cfg_list:
             if not isinstance(a, ArticulationContactFilterCfg):
-                raise ValueError(f"ContactSensorCfg.articulation_cfg_list takes ArticulationContactFilterCfg, "
+                raise InputError(f"ContactSensorCfg.articulation_cfg_list takes ArticulationContactFilterCfg, "
                                  f"got {type(a).__name__}")
+            if isinstance(a.link_name_list, str):
+                raise InputError("ArticulationContactFilterCfg.link_name_list must be a list of link names, "
+                                 "got a string")
         if not isinstance(self.filter_need_both_actor, bool):
-            raise ValueError(f"ContactSensorCfg.filter_need_both_actor must be True or False, got "
+            raise InputError(f"ContactSensorCfg.filter_need_both_actor must be True or False, got "
                              f"{self.filter_need_both_actor!r}")
         c = self.max_contacts_per_env
         if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
-            raise ValueError(f"ContactSensorCfg.max_contacts_per_env must be an integer >= 1, got {c!r}")
+            raise InputError(f"ContactSensorCfg.max_contacts_per_env must be an integer >= 1, got {c!r}")
 
     def _make_sensor(self, sim):
         return ContactSensor(self, sim)
@@ -143,11 +165,13 @@ class ContactSensor:
 
     def __init__(self, cfg: ContactSensorCfg, sim):
         if not isinstance(cfg, ContactSensorCfg):
-            raise ValueError(f"this ContactSensor needs a hydro.sim.embodichain.ContactSensorCfg, "
+            raise InputError(f"this ContactSensor needs a hydro.sim.embodichain.ContactSensorCfg, "
                              f"got {type(cfg).__name__}")
+        cfg.validate()
         self.cfg = cfg
         model = sim.model
         self._dt = float(sim.physics_dt)
+        self.device = device_name(getattr(sim, "device", "cpu"))
         self._frame = ContactFrame.empty()  # the last sub-step of the latest physics step
         self._stale = False  # stepped since the last update()
         self._paths, self._envs, self._actor_of_shape = actor_table(model)
@@ -177,7 +201,8 @@ class ContactSensor:
                     m = members & np.array([n == link for n in names])
                     if not m.any():
                         have = sorted({names[i] for i in np.flatnonzero(members)})
-                        raise ValueError(f"articulation {ac.articulation_uid!r} has no link {link!r}; its links are {have}")
+                        raise InputError(f"articulation {ac.articulation_uid!r} has no link {link!r}; its links are "
+                                         f"{have}")
                     monitored |= m
             else:
                 monitored |= members
@@ -196,16 +221,16 @@ class ContactSensor:
     @staticmethod
     def _match_uid(uid, uids, names, what, known):
         if not isinstance(uid, str) or not uid:
-            raise ValueError(f"a {what} must be a non-empty string, got {uid!r}")
+            raise InputError(f"a {what} must be a non-empty string, got {uid!r}")
         m = np.array([u == uid for u in uids])
         if not m.any() and "/" not in uid:
             by_name = np.array([n == uid for n in names])
             distinct = {uids[i] for i in np.flatnonzero(by_name)}
             if len(distinct) > 1:
-                raise ValueError(f"{what} {uid!r} is ambiguous: it is the name of {sorted(distinct)}; use one of those")
+                raise InputError(f"{what} {uid!r} is ambiguous: it is the name of {sorted(distinct)}; use one of those")
             m = by_name
         if not m.any():
-            raise ValueError(f"{what} {uid!r} matches no body or static collider; the uids are {known}")
+            raise InputError(f"{what} {uid!r} matches no body or static collider; the uids are {known}")
         return m
 
     @staticmethod
@@ -216,14 +241,16 @@ class ContactSensor:
             hits = {u: r for u, r in art_uids.items() if u.rsplit("/", 1)[-1] == uid}
             if len(hits) == 1:
                 return next(iter(hits.values()))
-        raise ValueError(f"articulation uid {uid!r} matches no articulation root; the articulations are "
+        raise InputError(f"articulation uid {uid!r} matches no articulation root; the articulations are "
                          f"{sorted(art_uids) or 'none'}")
 
     # ------------------------------------------------------------------------------------------
     @property
-    def item_user_ids(self) -> np.ndarray:
-        """int32 ids of every monitored actor (all envs), ascending."""
-        return np.flatnonzero(self._monitored).astype(np.int32)
+    def item_user_ids(self):
+        """int32 ids of every monitored actor (all envs), ascending: a tensor on the sensor's
+        device (NumPy without torch)."""
+        ids = np.flatnonzero(self._monitored).astype(np.int32)
+        return to_torch(ids, self.device) if torch_available() else ids
 
     @property
     def contact_capabilities(self) -> ContactCapabilities:
@@ -233,7 +260,7 @@ class ContactSensor:
         """Resolve an actor id to its path, uid, link name, articulation, env and body index."""
         i = int(actor_id)
         if not 0 <= i < len(self._paths):
-            raise ValueError(f"actor id {actor_id} is out of range [0, {len(self._paths) - 1}]")
+            raise InputError(f"actor id {actor_id} is out of range [0, {len(self._paths) - 1}]")
         return ContactActorInfo(user_id=i, path=self._paths[i], uid=self._uids[i], link_name=self._link_of[i],
                                 articulation_uid=self._art_of[i], env_id=int(self._envs[i]),
                                 body_index=i if i < self._B else -1)
@@ -254,6 +281,8 @@ class ContactSensor:
         m0, m1 = self._monitored[a0], self._monitored[a1]
         hit = (m0 & m1) if self.cfg.filter_need_both_actor else (m0 | m1)
         hit &= frame.env >= 0
+        normal_impulse = np.linalg.norm(frame.normal_force, axis=1) * dt
+        hit &= normal_impulse > IMPULSE_THRESHOLD
         idx = np.flatnonzero(hit)
         env = frame.env[idx].astype(np.int64)
         order = np.argsort(env, kind="stable")
@@ -267,7 +296,7 @@ class ContactSensor:
         d["position"][env, rank] = frame.point[idx] - self._origins[env]
         d["normal"][env, rank] = frame.normal[idx]
         d["friction"][env, rank] = -frame.friction_force[idx] * dt
-        d["impulse"][env, rank] = np.linalg.norm(frame.normal_force[idx], axis=1) * dt
+        d["impulse"][env, rank] = normal_impulse[idx]
         d["distance"][env, rank] = frame.depth[idx]
         d["user_ids"][env, rank, 0] = a0[idx]
         d["user_ids"][env, rank, 1] = a1[idx]
@@ -286,42 +315,51 @@ class ContactSensor:
         self._data = d
         self._stale = False
 
-    def get_data(self) -> dict:
-        """The report: a dict of NumPy arrays (see the module docstring), updated first if stale."""
+    def get_data(self, *, as_numpy: bool = False) -> dict:
+        """The report (see the module docstring), updated first if stale: fresh torch tensors on
+        the sensor's device, or NumPy arrays with ``as_numpy=True`` or when torch is missing."""
         if self._stale:
             self.update()
-        return {k: v.copy() for k, v in self._data.items()}
+        return self._report({k: v.copy() for k, v in self._data.items()}, as_numpy)
 
-    def filter_by_user_ids(self, item_user_ids, env_ids=None) -> dict:
+    def _report(self, arrays: dict, as_numpy: bool) -> dict:
+        if as_numpy or not torch_available():
+            return arrays
+        return {k: to_torch(v, self.device) for k, v in arrays.items()}
+
+    def filter_by_user_ids(self, item_user_ids, env_ids=None, *, as_numpy: bool = False) -> dict:
         """Valid contacts of ``env_ids`` (default all) whose actor 0 or actor 1 is one of
-        ``item_user_ids``, flattened: each field (K, ...), plus ``env_ids`` (K,)."""
-        data = self.get_data()
-        ids = np.asarray(item_user_ids, dtype=np.int64).reshape(-1)
-        envs = np.arange(self._E) if env_ids is None else np.asarray(env_ids, dtype=np.int64).reshape(-1)
+        ``item_user_ids`` (a tensor, an array or a list), flattened: each field (K, ...), plus
+        ``env_ids`` (K,); tensors or NumPy arrays like :meth:`get_data`."""
+        if self._stale:
+            self.update()
+        data = self._data
+        ids = _host_ints(item_user_ids)
+        envs = np.arange(self._E) if env_ids is None else _host_ints(env_ids)
         if np.any((envs < 0) | (envs >= self._E)):
-            raise ValueError(f"env_ids must be in [0, {self._E - 1}], got {envs.tolist()}")
+            raise InputError(f"env_ids must be in [0, {self._E - 1}], got {envs.tolist()}")
         sel = np.zeros((self._E, self._C), dtype=bool)
         sel[envs] = True
         u = data["user_ids"]
         sel &= data["is_valid"] & (np.isin(u[..., 0], ids) | np.isin(u[..., 1], ids))
         out = {k: v[sel] for k, v in data.items()}
         out["env_ids"] = np.nonzero(sel)[0].astype(np.int32)
-        return out
+        return self._report(out, as_numpy)
 
     def set_contact_point_visibility(self, visible: bool = True, rgba=(0.0, 0.0, 1.0, 1.0), point_size: float = 6.0,
                                      env_ids=None) -> None:
         """Ask the viewer to draw (or hide) this sensor's contact points; the data is unchanged."""
         c = tuple(float(v) for v in np.asarray(rgba, dtype=float).reshape(-1))
         if len(c) != 4 or not all(0.0 <= v <= 1.0 for v in c):
-            raise ValueError(f"rgba must be 4 numbers in [0, 1], got {rgba!r}")
+            raise InputError(f"rgba must be 4 numbers in [0, 1], got {rgba!r}")
         size = float(point_size)
         if not math.isfinite(size) or size <= 0.0:
-            raise ValueError(f"point_size must be a finite number > 0, got {point_size!r}")
+            raise InputError(f"point_size must be a finite number > 0, got {point_size!r}")
         envs = None
         if env_ids is not None:
-            envs = tuple(int(e) for e in np.asarray(env_ids).reshape(-1))
+            envs = tuple(int(e) for e in _host_ints(env_ids))
             if any(not 0 <= e < self._E for e in envs):
-                raise ValueError(f"env_ids must be in [0, {self._E - 1}], got {list(envs)}")
+                raise InputError(f"env_ids must be in [0, {self._E - 1}], got {list(envs)}")
         self.contact_point_visibility = ContactPointVisibility(bool(visible), c, size, envs)
 
     def contact_points_to_draw(self) -> np.ndarray:
@@ -329,14 +367,14 @@ class ContactSensor:
         v = self.contact_point_visibility
         if not v.visible:
             return np.zeros((0, 3))
-        data = self.get_data()
+        data = self.get_data(as_numpy=True)
         envs = range(self._E) if v.env_ids is None else v.env_ids
         pts = [data["position"][e][data["is_valid"][e]].astype(float) + self._origins[e] for e in envs]
         return np.concatenate(pts) if pts else np.zeros((0, 3))
 
     def reset(self, env_ids=None) -> None:
         """Clear the report of ``env_ids`` (default all), and forget their contacts."""
-        envs = np.arange(self._E) if env_ids is None else np.asarray(env_ids, dtype=np.int64).reshape(-1)
+        envs = np.arange(self._E) if env_ids is None else _host_ints(env_ids)
         self._frame = self._frame.without_envs(envs)
         empty = self._empty()
         for k in self._data:
@@ -350,3 +388,10 @@ class ContactSensor:
         self._frame = frames[-1]
         self._dt = float(dt)
         self._stale = True
+
+
+def _host_ints(values) -> np.ndarray:
+    """Ids given as a torch tensor (any device), an array, a list or a number, as int64 NumPy."""
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().numpy()
+    return np.asarray(values, dtype=np.int64).reshape(-1)

@@ -1,9 +1,19 @@
-"""Isaac Lab–style contact sensors (names and shapes kept so code moves over), NumPy arrays.
+"""Isaac Lab–style contact sensors (names and shapes kept so code moves over).
+
+Longer than most modules: the configuration, the data's table and the sensor belong together.
 
 A :class:`ContactSensor` is made by ``sim.add_sensor(ContactSensorCfg(...))`` and updates every
 physics step of its :class:`~hydro.sim.simulation.Simulation` from then on, whether or not anybody
 reads it (reads are never lazy, so a history never skips a step): the simulation hands it each
-step's contacts (``on_step``, :mod:`hydro.sim.sensing`); it never reads the simulation back.
+step's contacts (``on_step``, :mod:`hydro.sim.sensing`) — point contacts and hydroelastic
+contacts alike —; it never reads the simulation back.
+
+Buffers
+    Every buffer of ``sensor.data`` is an :class:`~hydro.sim.arrays.ArrayView`: a NumPy array
+    (float64; bool for the latch) allocated once and updated in place, so it is the same object
+    at every step, with ``.torch``, a zero-copy torch tensor on the simulation's device, as
+    Isaac Lab's documentation reads them (``contact.data.net_normal_forces_w.torch``).
+    Optional buffers are ``None`` unless their option (or a filter) enables them.
 
 Shapes: E envs, S sensor bodies per env, F filter columns, H = max(history_length, 1).
 
@@ -22,15 +32,31 @@ Filter columns (F)
     collider shape path matches), then, when ``exclude_prim_paths_expr`` is given, one column
     "every partner except these" (a partner is excluded when its body or shape path matches any
     entry). Many-to-many: any number of sensor bodies, and a partner may fall in several
-    columns. ``*_matrix_w`` and ``contact_pos_w`` are ``None`` when F = 0.
+    columns. An expression that matches nothing warns (its column stays zero).
 
-Forces and NaN rules
-    Forces are world-frame, on the sensor body, averaged over the physics step's solver
-    sub-steps (the impulse over the step divided by dt), and only from contacts that carry
-    force (speculative contacts never count). ``net_forces_w = net_normal_forces_w +
-    net_friction_forces_w`` always. Without contact a force is 0; ``contact_pos_w`` (the
-    force-weighted centre of pressure over the step, per sensor body and filter column) is NaN.
-    Sums are ordered, so repeated runs give identical numbers on the CPU.
+Forces (as on Newton)
+    World frame, on the sensor body, averaged over the physics step's solver sub-steps (the
+    impulse over the step divided by dt), and only from contacts that carry force (speculative
+    contacts never count). ``net_forces_w`` and ``force_matrix_w`` are the total, normal +
+    friction, whether or not ``track_friction_forces`` is set; the friction buffers
+    (``net_friction_forces_w``, ``friction_force_matrix_w`` and their histories, and the alias
+    ``friction_forces_w``) exist only with ``track_friction_forces=True``. Without contact a
+    force is 0. Sums are ordered, so repeated runs give identical numbers on the CPU. Summing a
+    matrix over F gives the net force only when the filters cover every partner.
+
+Contact points (``track_contact_points``: needs filter columns and a positive
+``max_contact_data_count_per_prim``)
+    ``contact_pos_w`` (E,S,F,3) is, per sensor body and filter column, the average of its
+    contact points over the physics step **weighted by each contact's normal force** (the
+    centre of pressure), NaN when the pair had no contact. In each solver sub-step only the
+    first ``max_contact_data_count_per_prim`` contacts of a pair (in the contact table's order)
+    enter the average: past that the sensor warns once, naming the count needed, and
+    :attr:`ContactSensor.required_contact_data_count` holds the largest count seen. Forces
+    never depend on this capacity.
+
+Pose (``track_pose``)
+    Not supported, as on Newton: with ``track_pose=True`` reading ``pose_w``, ``pos_w`` or
+    ``quat_w`` raises ``NotImplementedError``; without it they are ``None``.
 
 Time
     The sensor counts physics steps in integers; ``*_air_time``/``*_contact_time`` are
@@ -52,11 +78,14 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InputError
 from ..scene.paths import actor_table, env_relative, expand_expr
+from .arrays import ArrayView, device_name
 from .sensing import rows_sum
 
 __all__ = ["ContactSensorCfg", "ContactSensor", "ContactSensorData"]
@@ -70,16 +99,18 @@ def _expr_list(name, value, *, allow_none=False):
     try:
         out = list(value)
     except TypeError:
-        raise ValueError(f"ContactSensorCfg.{name} must be a list of prim path expressions, got {value!r}") from None
+        raise InputError(f"ContactSensorCfg.{name} must be a list of prim path expressions, got {value!r}") from None
     for v in out:
         if not isinstance(v, str) or not v:
-            raise ValueError(f"ContactSensorCfg.{name} entries must be non-empty strings, got {v!r}")
+            raise InputError(f"ContactSensorCfg.{name} entries must be non-empty strings, got {v!r}")
     return out
 
 
 @dataclass
 class ContactSensorCfg:
-    """Configuration of a :class:`ContactSensor` (Isaac Lab's names; see the module docstring)."""
+    """Configuration of a :class:`ContactSensor` (Isaac Lab's names; see the module docstring).
+
+    Checked when made and again when the sensor is made (fields may be set in between)."""
 
     prim_path: str = ""
     """Expression of the sensor bodies (``{ENV_REGEX_NS}`` and regular expressions)."""
@@ -92,7 +123,13 @@ class ContactSensorCfg:
     track_air_time: bool = False
     """Keep ``current/last_air_time`` and ``current/last_contact_time``."""
     track_contact_points: bool = False
-    """Keep ``contact_pos_w`` (needs filter columns)."""
+    """Keep ``contact_pos_w`` (needs filter columns and a positive ``max_contact_data_count_per_prim``)."""
+    track_friction_forces: bool = False
+    """Publish the friction buffers (the total forces include friction either way)."""
+    track_pose: bool = False
+    """Pose tracking: not supported (as on Newton); reading the pose then raises NotImplementedError."""
+    max_contact_data_count_per_prim: int = 4
+    """Contacts per sensor body and filter column (per sub-step) that ``contact_pos_w`` averages."""
     force_threshold: float = 1.0
     """N: in contact means |net normal force| > this."""
     debug_vis: bool = False
@@ -105,86 +142,144 @@ class ContactSensorCfg:
     """Adds one last filter column: every partner except those matching these expressions."""
 
     def __post_init__(self):
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every field (and normalise the expression lists); raises InputError naming it."""
         if self.sensor_shape_prim_expr is None and (not isinstance(self.prim_path, str) or not self.prim_path):
-            raise ValueError(f"ContactSensorCfg.prim_path must be a non-empty prim path expression, got {self.prim_path!r}")
+            raise InputError(f"ContactSensorCfg.prim_path must be a non-empty prim path expression, "
+                             f"got {self.prim_path!r}")
         self.filter_prim_paths_expr = _expr_list("filter_prim_paths_expr", self.filter_prim_paths_expr)
         self.sensor_shape_prim_expr = _expr_list("sensor_shape_prim_expr", self.sensor_shape_prim_expr, allow_none=True)
         self.filter_shape_prim_expr = _expr_list("filter_shape_prim_expr", self.filter_shape_prim_expr, allow_none=True)
         self.exclude_prim_paths_expr = _expr_list("exclude_prim_paths_expr", self.exclude_prim_paths_expr)
-        h = self.history_length
-        if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 0:
-            raise ValueError(f"ContactSensorCfg.history_length must be an integer >= 0, got {h!r}")
+        for name in ("history_length", "max_contact_data_count_per_prim"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise InputError(f"ContactSensorCfg.{name} must be an integer >= 0, got {v!r}")
         for name in ("update_period", "force_threshold"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"ContactSensorCfg.{name} must be a finite number >= 0, got {v!r}")
-        for name in ("track_air_time", "track_contact_points", "debug_vis"):
+                raise InputError(f"ContactSensorCfg.{name} must be a finite number >= 0, got {v!r}")
+        for name in ("track_air_time", "track_contact_points", "track_friction_forces", "track_pose", "debug_vis"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"ContactSensorCfg.{name} must be True or False, got {getattr(self, name)!r}")
+                raise InputError(f"ContactSensorCfg.{name} must be True or False, got {getattr(self, name)!r}")
+        if self.track_contact_points and self.max_contact_data_count_per_prim < 1:
+            raise InputError(f"ContactSensorCfg.track_contact_points needs a positive max_contact_data_count_per_prim "
+                             f"(the contacts per sensor body and filter that contact_pos_w averages), got "
+                             f"{self.max_contact_data_count_per_prim}")
 
     def _make_sensor(self, sim):
         return ContactSensor(self, sim)
 
 
-@dataclass
+_POSE_MESSAGE = ("pose tracking is not supported by hydro's contact sensor (as on Newton): ContactSensorCfg."
+                 "track_pose=True has no {name}; read the body poses from the simulation state instead")
+
+
 class ContactSensorData:
-    """What a :class:`ContactSensor` reports (world frame, N, m, s; fresh arrays each update).
+    """What a :class:`ContactSensor` reports (world frame, N, m, s): buffers updated in place.
+
+    Each buffer is an :class:`~hydro.sim.arrays.ArrayView` (a NumPy array with ``.torch``), the
+    same object at every step; ``None`` where the module docstring says so.
 
     | field | shape | meaning |
     |---|---|---|
     | ``net_normal_forces_w`` | (E,S,3) | normal force on each sensor body |
-    | ``net_friction_forces_w`` | (E,S,3) | friction force on each sensor body |
-    | ``net_forces_w`` | (E,S,3) | normal + friction |
-    | ``net_normal_forces_w_history`` … ``net_forces_w_history`` | (E,H,S,3) | index 0 newest |
-    | ``normal_force_matrix_w`` / ``friction_force_matrix_w`` / ``force_matrix_w`` | (E,S,F,3) | per filter column; None without filters |
-    | ``*_matrix_w_history`` | (E,H,S,F,3) | index 0 newest; None without filters |
-    | ``contact_pos_w`` | (E,S,F,3) | force-weighted centre of pressure, NaN without contact; None unless filters and track_contact_points |
+    | ``net_friction_forces_w`` | (E,S,3) | friction force; None unless track_friction_forces |
+    | ``net_forces_w`` | (E,S,3) | normal + friction (always the total) |
+    | ``net_normal_forces_w_history`` | (E,H,S,3) | index 0 newest |
+    | ``net_friction_forces_w_history`` | (E,H,S,3) | None unless track_friction_forces |
+    | ``net_forces_w_history`` | (E,H,S,3) | index 0 newest |
+    | ``normal_force_matrix_w`` | (E,S,F,3) | per filter column; None without filters |
+    | ``friction_force_matrix_w`` | (E,S,F,3) | None without filters or track_friction_forces |
+    | ``force_matrix_w`` | (E,S,F,3) | normal + friction per filter column; None without filters |
+    | ``normal_force_matrix_w_history`` | (E,H,S,F,3) | index 0 newest; None without filters |
+    | ``friction_force_matrix_w_history`` | (E,H,S,F,3) | None without filters or track_friction_forces |
+    | ``force_matrix_w_history`` | (E,H,S,F,3) | None without filters |
+    | ``contact_pos_w`` | (E,S,F,3) | force-weighted centre of pressure, NaN without contact; None unless track_contact_points |
     | ``current_air_time`` / ``last_air_time`` | (E,S) | s; None unless track_air_time |
     | ``current_contact_time`` / ``last_contact_time`` | (E,S) | s; None unless track_air_time |
     | ``contact_latch`` | (E,S) bool | in contact in any sub-step since the latch was cleared |
     | ``peak_force_latch`` | (E,S) | largest \\|net force\\| in any sub-step since then |
+
+    Properties: ``friction_forces_w`` (Isaac Lab's compatibility alias of
+    ``net_friction_forces_w``); ``pose_w`` (E,S,7), ``pos_w``, ``quat_w``: None, or with
+    ``track_pose=True`` a ``NotImplementedError`` (as on Newton).
     """
 
-    net_normal_forces_w: np.ndarray | None = None
-    net_friction_forces_w: np.ndarray | None = None
-    net_forces_w: np.ndarray | None = None
-    net_normal_forces_w_history: np.ndarray | None = None
-    net_friction_forces_w_history: np.ndarray | None = None
-    net_forces_w_history: np.ndarray | None = None
-    normal_force_matrix_w: np.ndarray | None = None
-    friction_force_matrix_w: np.ndarray | None = None
-    force_matrix_w: np.ndarray | None = None
-    normal_force_matrix_w_history: np.ndarray | None = None
-    friction_force_matrix_w_history: np.ndarray | None = None
-    force_matrix_w_history: np.ndarray | None = None
-    contact_pos_w: np.ndarray | None = None
-    current_air_time: np.ndarray | None = None
-    last_air_time: np.ndarray | None = None
-    current_contact_time: np.ndarray | None = None
-    last_contact_time: np.ndarray | None = None
-    contact_latch: np.ndarray | None = None
-    peak_force_latch: np.ndarray | None = None
+    FIELDS = ("net_normal_forces_w", "net_friction_forces_w", "net_forces_w", "net_normal_forces_w_history",
+              "net_friction_forces_w_history", "net_forces_w_history", "normal_force_matrix_w",
+              "friction_force_matrix_w", "force_matrix_w", "normal_force_matrix_w_history",
+              "friction_force_matrix_w_history", "force_matrix_w_history", "contact_pos_w", "current_air_time",
+              "last_air_time", "current_contact_time", "last_contact_time", "contact_latch", "peak_force_latch")
+
+    def __init__(self, *, track_pose: bool = False):
+        self._track_pose = bool(track_pose)
+        for name in self.FIELDS:
+            setattr(self, name, None)
+
+    def buffers(self) -> dict:
+        """``{name: buffer}`` of the buffers this sensor keeps (the fields that are not None)."""
+        return {n: getattr(self, n) for n in self.FIELDS if getattr(self, n) is not None}
+
+    @property
+    def friction_forces_w(self):
+        """Isaac Lab's compatibility alias: the aggregate friction, ``net_friction_forces_w``."""
+        return self.net_friction_forces_w
+
+    def _pose(self, name):
+        if self._track_pose:
+            raise NotImplementedError(_POSE_MESSAGE.format(name=name))
+        return None
+
+    @property
+    def pose_w(self):
+        """Not supported (as on Newton): None, or NotImplementedError with ``track_pose=True``."""
+        return self._pose("pose_w")
+
+    @property
+    def pos_w(self):
+        """Not supported (as on Newton): None, or NotImplementedError with ``track_pose=True``."""
+        return self._pose("pos_w")
+
+    @property
+    def quat_w(self):
+        """Not supported (as on Newton): None, or NotImplementedError with ``track_pose=True``."""
+        return self._pose("quat_w")
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{n}={tuple(b.shape)}" for n, b in self.buffers().items())
+        return f"ContactSensorData({shapes})"
 
 
 class ContactSensor:
     """Contact forces on sensor bodies, batched over envs (see the module docstring).
 
-    Made by ``sim.add_sensor(cfg)``, which reads the simulation's model, physics step and state
-    once; from then on the simulation drives it through :meth:`on_step`. ``data`` is the latest
-    :class:`ContactSensorData`.
+    Made by ``sim.add_sensor(cfg)``, which reads the simulation's model, physics step, state and
+    device once; from then on the simulation drives it through :meth:`on_step`. ``data`` is a
+    :class:`ContactSensorData` whose buffers are updated in place.
     """
 
     def __init__(self, cfg: ContactSensorCfg, sim):
         if not isinstance(cfg, ContactSensorCfg):
-            raise ValueError(f"ContactSensor needs a hydro.sim.sensors.ContactSensorCfg, got {type(cfg).__name__}")
+            raise InputError(f"ContactSensor needs a hydro.sim.sensors.ContactSensorCfg, got {type(cfg).__name__}")
+        cfg.validate()
         self.cfg = cfg
         self.debug_vis = bool(cfg.debug_vis)
         model = sim.model
         self._model = model
         self._state = sim.state  # the latest state handed in (for the viewer's markers)
         self._dt = float(sim.physics_dt)
+        self.device = device_name(getattr(sim, "device", "cpu"))
         self._resolve(model)
+        if cfg.track_contact_points and self._F == 0:
+            raise InputError("ContactSensorCfg.track_contact_points needs filter columns: contact_pos_w is per sensor "
+                             "body and filter (set filter_prim_paths_expr, filter_shape_prim_expr or "
+                             "exclude_prim_paths_expr)")
         self._period_steps = 0 if cfg.update_period == 0 else max(1, math.ceil(cfg.update_period / self._dt - 1e-9))
+        self.required_contact_data_count = 0
+        self._warned_truncation = False
         self._allocate()
 
     # ------------------------------------------------------------------------------------------
@@ -208,12 +303,12 @@ class ContactSensor:
         per_env = [np.concatenate([glob, np.flatnonzero(matched & (cand_env == e))]) for e in range(E)]
         S = len(per_env[0])
         if S == 0:
-            raise ValueError(f"ContactSensor: {what} matches no {'collider shape' if self._shape_level else 'body'}")
+            raise InputError(f"ContactSensor: {what} matches no {'collider shape' if self._shape_level else 'body'}")
         names0 = [env_relative(cand_paths[i]) for i in per_env[0]]
         for e in range(1, E):
             names = [env_relative(cand_paths[i]) for i in per_env[e]]
             if names != names0:
-                raise ValueError(f"ContactSensor: {what} matches {names0} in env 0 but {names} in env {e}; "
+                raise InputError(f"ContactSensor: {what} matches {names0} in env 0 but {names} in env {e}; "
                                  f"every env must have the same sensor bodies")
         slot = np.full(len(cand_paths), -1, np.int64)
         for e in range(E):
@@ -228,18 +323,26 @@ class ContactSensor:
         cols_actor, cols_shape, names = [], [], []
         for expr in cfg.filter_prim_paths_expr:
             r = expand_expr(expr, model)
-            cols_actor.append(np.array([bool(r.fullmatch(p)) for p in paths]))
+            cols_actor.append(np.array([bool(r.fullmatch(p)) for p in paths], dtype=bool))
             cols_shape.append(None)
             names.append(expr)
+            _warn_if_empty(cols_actor[-1], "filter_prim_paths_expr", expr, "body or static collider")
         for expr in cfg.filter_shape_prim_expr or []:
             r = expand_expr(expr, model)
             cols_actor.append(None)
-            cols_shape.append(np.array([bool(r.fullmatch(p)) for p in shape_paths]))
+            cols_shape.append(np.array([bool(r.fullmatch(p)) for p in shape_paths], dtype=bool))
             names.append(expr)
+            _warn_if_empty(cols_shape[-1], "filter_shape_prim_expr", expr, "collider shape")
         if cfg.exclude_prim_paths_expr:
-            rs = [expand_expr(e, model) for e in cfg.exclude_prim_paths_expr]
-            ex_actor = np.array([any(r.fullmatch(p) for r in rs) for p in paths])
-            ex_shape = np.array([any(r.fullmatch(p) for r in rs) for p in shape_paths])
+            ex_actor = np.zeros(len(paths), dtype=bool)
+            ex_shape = np.zeros(len(shape_paths), dtype=bool)
+            for expr in cfg.exclude_prim_paths_expr:
+                r = expand_expr(expr, model)
+                a = np.array([bool(r.fullmatch(p)) for p in paths], dtype=bool)
+                sh = np.array([bool(r.fullmatch(p)) for p in shape_paths], dtype=bool)
+                _warn_if_empty(a | sh, "exclude_prim_paths_expr", expr, "body, static collider or collider shape")
+                ex_actor |= a
+                ex_shape |= sh
             # a partner shape is excluded when its own path or its actor's path matches
             cols_actor.append(None)
             cols_shape.append(~(ex_shape | ex_actor[self._actor_of_shape]))
@@ -250,7 +353,9 @@ class ContactSensor:
         self._F = len(names)
 
     def _allocate(self):
+        cfg = self.cfg
         E, S, F, H = self._E, self._S, self._F, self.history_length
+        # the sensor's own state (float64, integer steps); published into the data's buffers
         self._n = np.zeros((E, S, 3))
         self._t = np.zeros((E, S, 3))
         self._hist_n = np.zeros((E, H, S, 3))
@@ -269,6 +374,29 @@ class ContactSensor:
         self._peak = np.zeros((E, S))
         self._elapsed = np.zeros(E, np.int64)
         self._due = np.ones(E, bool)
+
+        d = ContactSensorData(track_pose=cfg.track_pose)
+
+        def buf(shape, dtype=np.float64, fill=0.0):
+            return ArrayView.allocate(shape, dtype, device=self.device, fill=fill)
+
+        friction = cfg.track_friction_forces
+        d.net_normal_forces_w, d.net_forces_w = buf((E, S, 3)), buf((E, S, 3))
+        d.net_normal_forces_w_history, d.net_forces_w_history = buf((E, H, S, 3)), buf((E, H, S, 3))
+        if friction:
+            d.net_friction_forces_w, d.net_friction_forces_w_history = buf((E, S, 3)), buf((E, H, S, 3))
+        if F:
+            d.normal_force_matrix_w, d.force_matrix_w = buf((E, S, F, 3)), buf((E, S, F, 3))
+            d.normal_force_matrix_w_history, d.force_matrix_w_history = buf((E, H, S, F, 3)), buf((E, H, S, F, 3))
+            if friction:
+                d.friction_force_matrix_w, d.friction_force_matrix_w_history = buf((E, S, F, 3)), buf((E, H, S, F, 3))
+            if cfg.track_contact_points:
+                d.contact_pos_w = buf((E, S, F, 3), fill=np.nan)
+        if cfg.track_air_time:
+            d.current_air_time, d.last_air_time = buf((E, S)), buf((E, S))
+            d.current_contact_time, d.last_contact_time = buf((E, S)), buf((E, S))
+        d.contact_latch, d.peak_force_latch = buf((E, S), bool, False), buf((E, S))
+        self._data = d
         self._begin_step()
         self._publish()
 
@@ -309,20 +437,25 @@ class ContactSensor:
         else:
             ids = [i for i, n in enumerate(self.body_names) if any(r.fullmatch(n) for r in rxs)]
         if not ids:
-            raise ValueError(f"no sensor body name matches {keys}; the names are {self.body_names}")
+            raise InputError(f"no sensor body name matches {keys}; the names are {self.body_names}")
         return ids, [self.body_names[i] for i in ids]
 
-    def compute_first_contact(self, dt: float, abs_tol: float = 1.0e-8) -> np.ndarray:
+    def compute_first_contact(self, dt: float, abs_tol: float = 1.0e-8) -> ArrayView:
         """(E,S) bool: bodies that made contact within the last ``dt`` seconds
-        (0 < current_contact_time <= dt)."""
+        (0 < current_contact_time <= dt); an array with ``.torch``."""
         self._need_air_time("compute_first_contact")
-        return (self._contact > 0) & (self._contact * self._dt <= float(dt) + abs_tol)
+        return self._bool_view((self._contact > 0) & (self._contact * self._dt <= float(dt) + abs_tol))
 
-    def compute_first_air(self, dt: float, abs_tol: float = 1.0e-8) -> np.ndarray:
+    def compute_first_air(self, dt: float, abs_tol: float = 1.0e-8) -> ArrayView:
         """(E,S) bool: bodies that broke contact within the last ``dt`` seconds
-        (0 < current_air_time <= dt)."""
+        (0 < current_air_time <= dt); an array with ``.torch``."""
         self._need_air_time("compute_first_air")
-        return (self._air > 0) & (self._air * self._dt <= float(dt) + abs_tol)
+        return self._bool_view((self._air > 0) & (self._air * self._dt <= float(dt) + abs_tol))
+
+    def _bool_view(self, values):
+        out = ArrayView.allocate(values.shape, bool, device=self.device)
+        out[...] = values
+        return out
 
     def _need_air_time(self, what):
         if not self.cfg.track_air_time:
@@ -353,9 +486,11 @@ class ContactSensor:
     def _envs(self, env_ids):
         if env_ids is None:
             return np.arange(self._E)
+        if hasattr(env_ids, "detach"):  # a torch tensor
+            env_ids = env_ids.detach().cpu().numpy()
         envs = np.unique(np.asarray(env_ids, dtype=np.int64).reshape(-1))
         if np.any((envs < 0) | (envs >= self._E)):
-            raise ValueError(f"env_ids must be in [0, {self._E - 1}], got {envs.tolist()}")
+            raise InputError(f"env_ids must be in [0, {self._E - 1}], got {envs.tolist()}")
         return envs
 
     def set_debug_vis(self, debug_vis: bool) -> bool:
@@ -379,9 +514,8 @@ class ContactSensor:
             for e in range(self._E):
                 for s, a in enumerate(self._elements[e]):
                     pos[e, s] = state.body_q[a, :3] if a < B else shape_pose[static_shapes[a - B], :3]
-        normal = np.linalg.norm(self._data.net_normal_forces_w, axis=-1)
-        return {"position": pos, "in_contact": normal > self.cfg.force_threshold,
-                "force": self._data.net_forces_w.copy()}
+        normal = np.linalg.norm(self._n, axis=-1)
+        return {"position": pos, "in_contact": normal > self.cfg.force_threshold, "force": self._n + self._t}
 
     # ------------------------------------------------------------------------------------------
     def on_step(self, frames, state, step: int, dt: float) -> None:
@@ -409,30 +543,36 @@ class ContactSensor:
         n_sub = np.zeros((E * S, 3))
         t_sub = np.zeros((E * S, 3))
         if len(frame):
-            fn_mag = np.linalg.norm(frame.normal_force, axis=1)
+            # the contacts' sides that touch a sensor body, in contact order (shape B's side first)
+            parts = []
             for self_shape, other_shape, sign in ((frame.shape_b, frame.shape_a, 1.0),
                                                   (frame.shape_a, frame.shape_b, -1.0)):
                 who = self_shape if self._shape_level else self._actor_of_shape[self_shape]
                 slot = self._slot[who]
-                keep = (slot >= 0) & (frame.env >= 0)
-                if not keep.any():
+                keep = np.flatnonzero((slot >= 0) & (frame.env >= 0))
+                parts.append((keep, frame.env[keep].astype(np.int64) * S + slot[keep], other_shape[keep], sign))
+            rows = np.concatenate([p[0] for p in parts])
+            order = np.argsort(rows, kind="stable")
+            rows = rows[order]
+            elem = np.concatenate([p[1] for p in parts])[order]
+            partner = np.concatenate([p[2] for p in parts])[order]
+            sign = np.concatenate([np.full(len(p[0]), p[3]) for p in parts])[order]
+            fn = sign[:, None] * frame.normal_force[rows]
+            ft = sign[:, None] * frame.friction_force[rows]
+            n_sub += rows_sum(elem, fn, E * S)
+            t_sub += rows_sum(elem, ft, E * S)
+            for f, col in enumerate(self._columns):
+                m = col[partner]
+                if not m.any():
                     continue
-                elem = (frame.env[keep].astype(np.int64) * S + slot[keep])
-                fn = sign * frame.normal_force[keep]
-                ft = sign * frame.friction_force[keep]
-                n_sub += rows_sum(elem, fn, E * S)
-                t_sub += rows_sum(elem, ft, E * S)
-                partner = other_shape[keep]
-                for f, col in enumerate(self._columns):
-                    m = col[partner]
-                    if not m.any():
-                        continue
-                    self._acc_mn[f] += weight * rows_sum(elem[m], fn[m], E * S)
-                    self._acc_mt[f] += weight * rows_sum(elem[m], ft[m], E * S)
-                    if self.cfg.track_contact_points:
-                        w = fn_mag[keep][m]
-                        self._acc_w[f] += weight * np.bincount(elem[m], weights=w, minlength=E * S)
-                        self._acc_p[f] += weight * rows_sum(elem[m], w[:, None] * frame.point[keep][m], E * S)
+                self._acc_mn[f] += weight * rows_sum(elem[m], fn[m], E * S)
+                self._acc_mt[f] += weight * rows_sum(elem[m], ft[m], E * S)
+                if self.cfg.track_contact_points:
+                    kept = self._first_contacts(elem[m])
+                    w = np.linalg.norm(fn[m][kept], axis=1)
+                    e = elem[m][kept]
+                    self._acc_w[f] += weight * np.bincount(e, weights=w, minlength=E * S)
+                    self._acc_p[f] += weight * rows_sum(e, w[:, None] * frame.point[rows[m][kept]], E * S)
         self._acc_n += weight * n_sub
         self._acc_t += weight * t_sub
         # latch: every sub-step counts, whatever the update period
@@ -440,6 +580,27 @@ class ContactSensor:
         total = np.linalg.norm(n_sub + t_sub, axis=1).reshape(E, S)
         self._latch |= normal > self.cfg.force_threshold
         np.maximum(self._peak, total, out=self._peak)
+
+    def _first_contacts(self, elem):
+        """Mask of the first ``max_contact_data_count_per_prim`` contacts of each sensor body in
+        ``elem`` (one filter column, contact order); warns once when some are left out."""
+        cap = int(self.cfg.max_contact_data_count_per_prim)
+        order = np.argsort(elem, kind="stable")
+        sorted_elem = elem[order]
+        first = np.r_[0, np.flatnonzero(sorted_elem[1:] != sorted_elem[:-1]) + 1]
+        counts = np.diff(np.r_[first, len(elem)])
+        rank = np.empty(len(elem), np.int64)
+        rank[order] = np.arange(len(elem)) - np.repeat(first, counts)
+        need = int(counts.max())
+        self.required_contact_data_count = max(self.required_contact_data_count, need)
+        if need > cap and not self._warned_truncation:
+            self._warned_truncation = True
+            warnings.warn(f"ContactSensor {self.cfg.prim_path or self.cfg.sensor_shape_prim_expr!r}: a sensor body had "
+                          f"{need} contacts with one filter in a sub-step but max_contact_data_count_per_prim={cap}; "
+                          f"contact_pos_w averages the first {cap} only (forces are complete). Set "
+                          f"ContactSensorCfg.max_contact_data_count_per_prim >= {need} to keep them all "
+                          f"(required_contact_data_count holds the largest count seen)", RuntimeWarning, stacklevel=4)
+        return rank < cap
 
     def _end_step(self):
         E, S, F = self._E, self._S, self._F
@@ -483,30 +644,32 @@ class ContactSensor:
         self._publish()
 
     def _publish(self):
-        d = ContactSensorData()
-        d.net_normal_forces_w, d.net_friction_forces_w, d.net_forces_w = _with_total(self._n, self._t)
-        (d.net_normal_forces_w_history, d.net_friction_forces_w_history,
-         d.net_forces_w_history) = _with_total(self._hist_n, self._hist_t)
+        """Write the sensor's state into the data's buffers (in place) and sync their tensors."""
+        d = self._data
+        values = {"net_normal_forces_w": self._n, "net_friction_forces_w": self._t, "net_forces_w": self._n + self._t,
+                  "net_normal_forces_w_history": self._hist_n, "net_friction_forces_w_history": self._hist_t,
+                  "net_forces_w_history": self._hist_n + self._hist_t,
+                  "contact_latch": self._latch, "peak_force_latch": self._peak}
         if self._F:
-            d.normal_force_matrix_w, d.friction_force_matrix_w, d.force_matrix_w = _with_total(self._mn, self._mt)
-            (d.normal_force_matrix_w_history, d.friction_force_matrix_w_history,
-             d.force_matrix_w_history) = _with_total(self._hist_mn, self._hist_mt)
-            if self.cfg.track_contact_points:
-                d.contact_pos_w = self._pos.copy()
+            values.update({"normal_force_matrix_w": self._mn, "friction_force_matrix_w": self._mt,
+                           "force_matrix_w": self._mn + self._mt, "normal_force_matrix_w_history": self._hist_mn,
+                           "friction_force_matrix_w_history": self._hist_mt,
+                           "force_matrix_w_history": self._hist_mn + self._hist_mt, "contact_pos_w": self._pos})
         if self.cfg.track_air_time:
-            d.current_air_time = self._air * self._dt
-            d.last_air_time = self._last_air * self._dt
-            d.current_contact_time = self._contact * self._dt
-            d.last_contact_time = self._last_contact * self._dt
-        d.contact_latch = self._latch.copy()
-        d.peak_force_latch = self._peak.copy()
-        self._data = d
+            values.update({"current_air_time": self._air * self._dt, "last_air_time": self._last_air * self._dt,
+                           "current_contact_time": self._contact * self._dt,
+                           "last_contact_time": self._last_contact * self._dt})
+        for name, target in d.buffers().items():
+            target[...] = values[name]
+            target.sync()
 
     def __repr__(self) -> str:
         return (f"ContactSensor({self.cfg.prim_path or self.cfg.sensor_shape_prim_expr!r}: {self._E} envs x "
                 f"{self._S} bodies {self.body_names}, {self._F} filter columns)")
 
 
-def _with_total(normal, friction):
-    """Fresh (normal, friction, normal + friction) arrays: how every force is published."""
-    return normal.copy(), friction.copy(), normal + friction
+def _warn_if_empty(mask, option, expr, what):
+    """The regression of issue 16: a filter expression that matches nothing says so."""
+    if not np.any(mask):
+        warnings.warn(f"ContactSensor: ContactSensorCfg.{option} entry {expr!r} matches no {what}, so its filter "
+                      f"column stays zero; check the path (see the scene's prim paths)", UserWarning, stacklevel=6)

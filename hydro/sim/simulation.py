@@ -161,6 +161,12 @@ class Simulation:
         return self.model.num_envs
 
     @property
+    def device(self) -> str:
+        """Where the contact pipeline runs and sensors put their torch tensors: ``"cpu"`` or
+        ``"cuda:0"`` (a string torch accepts as a device)."""
+        return "cuda:0" if self.pipeline.device.is_cuda else "cpu"
+
+    @property
     def sensors(self) -> list:
         return list(self._sensors)
 
@@ -279,11 +285,11 @@ class Simulation:
 
     def contact_data(self, sensor_bodies, filter_bodies, *, max_contact_data_count: int, dt_scale: float = 1.0,
                      points_in_world_space: bool = False):
-        """Isaac Sim's packed per-pair contact data (:func:`hydro.sim.contact_data.launch_contact_data`)
+        """Packed per-pair contact data (:func:`hydro.sim.contact_data_packed.pack_contact_data`)
         of the last sub-step: sensor i is body ``sensor_bodies[i]``, every sensor has the filters
         ``filter_bodies`` (body indices or paths; −1 is the static world). Forces are normal +
         friction, on the sensor body."""
-        from .contact_data import launch_contact_data
+        from .contact_data_packed import pack_contact_data
 
         B = self.model.body_count
         sensors = self._resolve_bodies(sensor_bodies)
@@ -295,12 +301,12 @@ class Simulation:
         for k, f in enumerate(filters):
             filter_map[:, f] = k
         fr = self.last_frame
-        return launch_contact_data(self.pipeline.device, contact_count=len(fr), shape0=fr.shape_a, shape1=fr.shape_b,
-                                   points=fr.point, normals=fr.normal, forces=fr.normal_force + fr.friction_force,
-                                   separations=fr.depth, shape_body=self.model.shape_body, body_q=self.state.body_q,
-                                   body_sensor_map=sensor_map, body_filter_map=filter_map, filter_count=len(filters),
-                                   world_body_idx=B, dt_scale=dt_scale, max_contact_data_count=max_contact_data_count,
-                                   points_in_world_space=points_in_world_space)
+        return pack_contact_data(self.pipeline.device, contact_count=len(fr), shape0=fr.shape_a, shape1=fr.shape_b,
+                                 points=fr.point, normals=fr.normal, forces=fr.normal_force + fr.friction_force,
+                                 separations=fr.depth, shape_body=self.model.shape_body, body_q=self.state.body_q,
+                                 body_sensor_map=sensor_map, body_filter_map=filter_map, filter_count=len(filters),
+                                 world_body_idx=B, dt_scale=dt_scale, max_contact_data_count=max_contact_data_count,
+                                 points_in_world_space=points_in_world_space)
 
     # ------------------------------------------------------------------------------------------
     def reset(self, env_ids=None) -> None:

@@ -12,13 +12,17 @@ holds again; the box rides along.
 It reads the contact forces three ways:
 
 1. An Isaac Lab–style ``ContactSensor`` on both fingers, filtered by partner (the box): the
-   grip (normal force) of each finger, the load it lifts (friction), where it presses (the
-   force-weighted centre of pressure) and for how long.
+   grip (normal force) of each finger, the load it lifts (friction, tracked on request), where
+   it presses (the force-weighted centre of pressure) and for how long.
 2. A second ``ContactSensor`` on the box with one filter column per finger: the matrix says
    which finger carries what; as the fingers are the box's only partners, its columns add up
    to the box's net force.
 3. The EmbodiChain-style per-contact sensor on the fingers and the box: every contact's
    position, normal and impulses, with actor ids that resolve to prim paths.
+
+Every buffer of ``sensor.data`` is a NumPy array updated in place, with ``.torch`` (a torch
+tensor sharing its memory, when torch is installed: ``pip install 'hydro[torch]'``); the
+EmbodiChain sensor's ``get_data()`` gives torch tensors (NumPy with ``as_numpy=True``).
 """
 
 from __future__ import annotations
@@ -64,7 +68,9 @@ def main(steps: int = 60, dt: float = 1.0 / 60.0, scene: str | None = None, log=
         filter_prim_paths_expr=["{ENV_REGEX_NS}/Box"],
         history_length=4,          # the last 4 physics steps, newest first
         track_air_time=True,       # contact / air timers
-        track_contact_points=True,  # centre of pressure per (finger, filter)
+        track_contact_points=True,  # centre of pressure per (finger, filter) ...
+        max_contact_data_count_per_prim=256,  # ... over up to 256 contacts per sub-step (more: a warning)
+        track_friction_forces=True,  # the friction buffers (the totals include friction anyway)
         force_threshold=0.1,       # N: "in contact" above this normal force
         debug_vis=True,            # the viewer draws markers and arrows; the data is unchanged
     ))
@@ -76,6 +82,7 @@ def main(steps: int = 60, dt: float = 1.0 / 60.0, scene: str | None = None, log=
     box_sensor = sim.add_sensor(ContactSensorCfg(
         prim_path="{ENV_REGEX_NS}/Box",
         filter_prim_paths_expr=["{ENV_REGEX_NS}/Gripper/LeftFinger", "{ENV_REGEX_NS}/Gripper/RightFinger"],
+        track_friction_forces=True,
     ))
 
     # -- 3. the per-contact sensor (EmbodiChain's API) -------------------------------------------
@@ -115,8 +122,14 @@ def main(steps: int = 60, dt: float = 1.0 / 60.0, scene: str | None = None, log=
     for name, s in (("left", left), ("right", right)):
         log(f"{name} finger: centre of pressure {np.round(f.contact_pos_w[0, s, 0], 4).tolist()} m, grip history "
             f"(newest first) {np.round(np.linalg.norm(f.normal_force_matrix_w_history[0, :, s, 0], axis=-1), 3).tolist()} N")
+    try:  # the same buffer as a torch tensor, without a copy (on the simulation's device)
+        grip_tensor = f.normal_force_matrix_w.torch
+        log(f"as torch: normal_force_matrix_w.torch {tuple(grip_tensor.shape)} {grip_tensor.dtype} on "
+            f"{grip_tensor.device}")
+    except ImportError as exc:
+        log(f"(no torch tensors: {exc})")
     per_contact.update()
-    report = per_contact.get_data()
+    report = per_contact.get_data(as_numpy=True)  # torch tensors without the flag (when torch is installed)
     valid = report["is_valid"][0]
     log(f"per-contact sensor: {int(valid.sum())} contacts in env 0 (capacity {report['is_valid'].shape[1]}, "
         f"overflow {int(per_contact.overflow_count[0])})")
@@ -128,7 +141,7 @@ def main(steps: int = 60, dt: float = 1.0 / 60.0, scene: str | None = None, log=
         log(f"  {info0.link_name or info0.uid} -> {info1.link_name or info1.uid}: position {position} m, normal {normal}, "
             f"normal impulse {report['impulse'][0, k]:.3e} N·s, depth {report['distance'][0, k] * 1e3:.3f} mm")
     lefts = [i for i in per_contact.item_user_ids if per_contact.get_actor_info(i).link_name == "LeftFinger"]
-    only_left = per_contact.filter_by_user_ids(lefts, env_ids=[0])
+    only_left = per_contact.filter_by_user_ids(lefts, env_ids=[0], as_numpy=True)
     log(f"  of which {len(only_left['impulse'])} touch the left finger")
     return 0
 
