@@ -3,12 +3,15 @@
 Every command runs as users run it (``python -m hydro`` in a subprocess).
 """
 
+import fcntl
 import os
 import re
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 
@@ -125,6 +128,8 @@ def test_sigint_while_stepping_writes_the_steps_done_and_exits_130(tmp_path):
     out = tmp_path / "out"
     steps = 1_000_000
     master, slave = os.openpty()  # stderr on a terminal: the bar is redrawn at every step
+    # a terminal 120 columns wide (a new pty has 0 columns, where tqdm draws nothing)
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.Popen([sys.executable, "-m", "hydro", "run", "scenes/cube_on_box.usda", "--steps", str(steps),
                              "--dt", "0.001", "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.PIPE,

@@ -257,11 +257,11 @@ class HydroelasticPipeline:
     def _check_poses(self, shape_poses) -> np.ndarray:
         poses = float_array(shape_poses, "shape_poses")
         if poses.shape != (self.shape_count, 7):
-            raise ValueError(f"shape_poses must have shape ({self.shape_count}, 7), got {poses.shape}")
+            raise InputError(f"shape_poses must have shape ({self.shape_count}, 7), got {poses.shape}")
         bad = ~np.all(np.isfinite(poses), axis=1)
         if bad.any():
             s = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"the pose of shape {self.model.shape_path[s]} is not finite: {poses[s].tolist()}")
+            raise InputError(f"the pose of shape {self.model.shape_path[s]} is not finite: {poses[s].tolist()}")
         return check_poses(poses, "shape pose")
 
     def _check_pairs(self, pairs) -> np.ndarray:
@@ -270,11 +270,11 @@ class HydroelasticPipeline:
         for a, b in arr:
             for s in (a, b):
                 if not 0 <= s < self.shape_count:
-                    raise ValueError(f"pair ({a}, {b}): shape index {s} is out of range [0, {self.shape_count - 1}]")
+                    raise InputError(f"pair ({a}, {b}): shape index {s} is out of range [0, {self.shape_count - 1}]")
             if a == b:
-                raise ValueError(f"pair ({a}, {b}) pairs shape {paths[a]} with itself")
+                raise InputError(f"pair ({a}, {b}) pairs shape {paths[a]} with itself")
             for s, other in ((a, b), (b, a)):
                 if not self.is_hydro[s]:
-                    raise ValueError(f"shape {paths[s]} is not hydroelastic, so it cannot be paired with "
+                    raise InputError(f"shape {paths[s]} is not hydroelastic, so it cannot be paired with "
                                      f"{paths[other]} for hydroelastic contact")
         return np.sort(arr, axis=1).astype(np.int32)
