@@ -69,27 +69,19 @@ def _positive(text):
     return value
 
 
-#: m, the sizes ``hydro sdf`` accepts: device math is float32 with a fixed-width band quantised in
-#: uint16, so shapes far outside this range lose every digit (the error report would be noise).
-SHAPE_SIZE_RANGE = (1e-6, 1e6)
-
-
 def _check_sdf_grid(text, geometry, settings) -> None:
-    """Refuse absurd sizes and grids that cannot be built in this machine's memory."""
+    """Refuse absurd sizes (the scene rules' range, ``HYDRO.GEO.002``) and grids over the SDF budget."""
     from .budget import check_sdf_memory
-    from .sdf.layout import grid_layout
+    from .scene.validate import MAX_LENGTH, MIN_LENGTH
 
     with np.errstate(all="ignore"):
         lo, hi = (np.asarray(v, dtype=float) for v in geometry.local_aabb())
         size = float(np.max(hi - lo))
-    low, high = SHAPE_SIZE_RANGE
-    if not (math.isfinite(size) and low <= size <= high):
-        raise InputError(f"shape {text}: {size:.3g} m across is outside the {low:g} .. {high:g} m hydro handles "
-                         "(lengths are in metres)")
-    with np.errstate(all="ignore"):
-        _, h, res, _ = grid_layout(lo, hi, settings)
+    if not (math.isfinite(size) and MIN_LENGTH <= size <= MAX_LENGTH):
+        raise InputError(f"shape {text}: {size:.3g} m across is outside the {MIN_LENGTH:g} .. {MAX_LENGTH:g} m hydro "
+                         "handles (lengths are in metres)")
     setting = "raise --voxel-size" if settings.target_voxel_size else "lower --resolution"
-    check_sdf_memory(res, h, what=f"shape {text}", setting=setting)
+    check_sdf_memory(geometry, settings, what=f"shape {text}", setting=setting)
 
 
 def _cmd_sdf(args) -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from cli_util import ROOT
 from hostile_util import box_on_ground, write
-from hydro.budget import MAX_SUBSTEPS, check_sdf_memory, check_substeps, sdf_bytes_estimate
+from hydro.budget import MAX_SUBSTEPS, check_sdf_memory, check_substeps
 from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.errors import BudgetError, HydroError, HydroWarning, InputError
 from hydro.geometry import Box, Sphere
@@ -170,18 +170,25 @@ def test_example_steps_is_a_positive_integer_not_a_default_in_disguise(steps):
 
 
 def test_sdf_memory_budget_names_the_setting_and_the_amount(monkeypatch):
+    """``hydro sdf``'s check is the scene rules' (HYDRO.BUD.001): same estimate, same budget."""
+    from hydro.scene.validate import sdf_build_bytes
+    from hydro.sdf import SDFSettings
+
     with pytest.raises(BudgetError) as err:
-        check_sdf_memory((100000,) * 3, 1e-5, what="shape /World/S", setting="lower newton:sdfMaxResolution")
+        check_sdf_memory(Sphere(0.1), SDFSettings(max_resolution=100000), what="shape /World/S",
+                         setting="lower newton:sdfMaxResolution")
     msg = str(err.value)
-    for w in ("shape /World/S", "100000 x 100000 x 100000", "TiB", "lower newton:sdfMaxResolution"):
+    for w in ("shape /World/S", "100000 x 100000 x 100000", "TiB", "HYDRO_SDF_BUDGET_GIB",
+              "lower newton:sdfMaxResolution"):
         assert w in msg
-    assert check_sdf_memory((64,) * 3, 1e-3, what="s", setting="x") == sdf_bytes_estimate((64,) * 3)
-    monkeypatch.setenv("HYDRO_MEMORY_LIMIT", "1000")
-    with pytest.raises(BudgetError, match="HYDRO_MEMORY_LIMIT"):
-        check_sdf_memory((64,) * 3, 1e-3, what="s", setting="x")
-    monkeypatch.setenv("HYDRO_MEMORY_LIMIT", "lots")
-    with pytest.raises(BudgetError, match="HYDRO_MEMORY_LIMIT must be a number of bytes, got 'lots'"):
-        check_sdf_memory((64,) * 3, 1e-3, what="s", setting="x")
+    small = SDFSettings(max_resolution=64)
+    assert check_sdf_memory(Sphere(0.1), small, what="s", setting="x") == int(sdf_build_bytes(Sphere(0.1), small)[0])
+    monkeypatch.setenv("HYDRO_SDF_BUDGET_GIB", "1e-6")
+    with pytest.raises(BudgetError, match="HYDRO_SDF_BUDGET_GIB"):
+        check_sdf_memory(Sphere(0.1), small, what="s", setting="x")
+    monkeypatch.setenv("HYDRO_SDF_BUDGET_GIB", "lots")
+    with pytest.raises(BudgetError, match="HYDRO_SDF_BUDGET_GIB must be a number of GiB, got 'lots'"):
+        check_sdf_memory(Sphere(0.1), small, what="s", setting="x")
 
 
 def test_the_errors_are_value_errors_and_hydro_errors():
