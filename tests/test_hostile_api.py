@@ -6,6 +6,7 @@ all; an unwritable kernel cache warns once, naming the variable."""
 import os
 import subprocess
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -292,3 +293,47 @@ print(cpu_jit(add)(2, 3), cpu_jit(mul)(2, 3))
     assert proc.stdout.split() == ["5", "6"]
     assert proc.stderr.count("HydroWarning: cannot cache compiled kernels") == 1, proc.stderr
     assert "NUMBA_CACHE_DIR=" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Ctrl-C while hydro run writes its files (in-process: the signal arrives inside the writer)
+
+
+def _sigint_in_plot(monkeypatch, times):
+    import signal
+
+    import hydro.tools.run as run
+
+    real = run.line_plot
+
+    def plot(*args, **kwargs):
+        for _ in range(times):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # let the handler run
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run, "line_plot", plot)
+    return run.run_scene
+
+
+def test_one_ctrl_c_while_writing_finishes_the_files_then_says_so(scene, tmp_path, monkeypatch, capsys):
+    from hydro.errors import Interrupted
+
+    run_scene = _sigint_in_plot(monkeypatch, 1)
+    out = tmp_path / "out"
+    with pytest.raises(Interrupted, match="interrupted while writing: finished the files in") as err:
+        run_scene(scene, steps=2, dt=1e-3, out_dir=str(out), stream=open(os.devnull, "w"), log=lambda *a: None)
+    assert "finishing the output files (Ctrl-C again to abandon them)" in capsys.readouterr().err
+    assert sorted(os.listdir(out)) == ["forces.png", "sensors.npz", "trajectories.npz"]  # whole, no temporaries
+    assert np.load(out / "trajectories.npz")["body_q"].shape[0] == 2
+    assert set(err.value.files) == {"trajectories", "sensors", "plot"}
+
+
+def test_two_ctrl_c_while_writing_abandon_the_files(scene, tmp_path, monkeypatch):
+    from hydro.errors import Interrupted
+
+    run_scene = _sigint_in_plot(monkeypatch, 2)
+    out = tmp_path / "out"
+    with pytest.raises(Interrupted, match="interrupted twice while writing: abandoned the output files"):
+        run_scene(scene, steps=2, dt=1e-3, out_dir=str(out), stream=open(os.devnull, "w"), log=lambda *a: None)
+    assert not out.exists() or os.listdir(out) == []  # no half-written file, no temporary left
