@@ -169,6 +169,9 @@ NON_VOLUMETRIC = ("plane", "heightfield")
 #: m, the range of collider sizes (radii, edges, heights; a mesh's largest extent) hydro accepts.
 MIN_LENGTH = 1e-6
 MAX_LENGTH = 1e4
+#: The stage units hydro converts (HYDRO.STG.001): beyond them a unit's powers (density is
+#: kg/unit³) overflow or vanish in float64 before any size rule can name a prim.
+UNIT_RANGE = (1e-9, 1e9)
 #: Bytes one SDF may need while it is built (HYDRO.BUD.001); the environment variable
 #: ``HYDRO_SDF_BUDGET_GIB`` changes it.
 DEFAULT_SDF_BUDGET_GIB = 4.0
@@ -409,12 +412,14 @@ def collider_schema_findings(path: str, *, type_name: str, schemas, applied=()) 
 
 
 def stage_findings(*, meters_per_unit, kilograms_per_unit, path: str = "/") -> list[Finding]:
-    """HYDRO.STG.001: the stage's units must be finite and > 0."""
+    """HYDRO.STG.001: the stage's units must be finite and > 0, within :data:`UNIT_RANGE`."""
     out = []
+    lo, hi = UNIT_RANGE
     for name, v in (("metersPerUnit", meters_per_unit), ("kilogramsPerUnit", kilograms_per_unit)):
-        if not _finite_at_least(v, 0.0, strict=True):
-            out.append(_finding("HYDRO.STG.001", path, f"the stage's {name} must be a finite number > 0, got {v!r}: "
-                                                       f"every length (or mass) is multiplied by it"))
+        if not (_finite_at_least(v, 0.0, strict=True) and lo <= v <= hi):
+            out.append(_finding("HYDRO.STG.001", path, f"the stage's {name} must be a finite number > 0 (within "
+                                                       f"{lo:g}..{hi:g}), got {v!r}: every length (or mass) is "
+                                                       f"multiplied by it"))
     return out
 
 
