@@ -13,7 +13,7 @@ cheap)::
 | ``ModelBuilder``, ``Model``, ``State`` | :mod:`hydro.scene.model` | a scene's bodies, shapes and SDFs |
 | ``load_usd``, ``save_usd``, ``validate_usd`` | :mod:`hydro.scene.usd_io` | USD in and out |
 | ``HydroelasticPipeline`` | :mod:`hydro.contact.pipeline` | contacts at given poses |
-| ``HydroError``, ``InputError``, ``SceneError``, ``BudgetError``, ``ContactOverflowError`` | :mod:`hydro.errors` | what hydro raises |
+| ``HydroError``, ``InputError``, ``SceneError``, ``BudgetError``, ``ContactOverflowError``, ``Interrupted``, ``HydroWarning`` | :mod:`hydro.errors` | what hydro raises and warns |
 | ``Contacts``, ``CollisionResult`` | :mod:`hydro.contact.types` | the contact table and a call's results |
 | ``NewtonConfig``, ``CollisionConfig``, ``HydroelasticConfig``, ``configure_newton`` | :mod:`hydro.contact.config` | runtime options |
 | ``reduce_contacts`` | :mod:`hydro.contact.reduction` | contact reduction on its own |
@@ -38,6 +38,7 @@ _PUBLIC = {
     "load_usd": "scene.usd_io", "save_usd": "scene.usd_io", "validate_usd": "scene.usd_io",
     "HydroelasticPipeline": "contact.pipeline", "ContactOverflowError": "errors",
     "HydroError": "errors", "InputError": "errors", "SceneError": "errors", "BudgetError": "errors",
+    "Interrupted": "errors", "HydroWarning": "errors",
     "Contacts": "contact.types", "CollisionResult": "contact.types",
     "NewtonConfig": "contact.config", "CollisionConfig": "contact.config",
     "HydroelasticConfig": "contact.config", "configure_newton": "contact.config",

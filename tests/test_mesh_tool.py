@@ -72,7 +72,7 @@ def test_repair_refuses_to_invent_surface_and_writes_nothing(files, tmp_path, ca
     assert main(["mesh", "repair", files["dented.obj"], "-o", str(out)]) == 1
     text = capsys.readouterr().out
     assert "repair REFUSED" in text and "off a plane" in text and "convexHull" in text
-    assert not out.exists() and not list(tmp_path.glob(".*partial*"))
+    assert not out.exists() and not list(tmp_path.glob(".*tmp*"))
 
 
 def test_repair_displacement_is_measured_against_the_original():

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import HydroWarning, InputError
 
 __all__ = ["MeshWarning", "size_warnings", "LARGEST_PLAUSIBLE", "SMALLEST_PLAUSIBLE", "WELD_TOLERANCE", "WeldReport", "EdgeTopology", "MeshSolid", "MeshCheck", "weld", "edge_topology",
            "mesh_solid", "inspect_mesh", "reference_signed_distance", "open_mesh_message"]
@@ -56,7 +56,7 @@ LARGEST_PLAUSIBLE = 20.0
 SMALLEST_PLAUSIBLE = 1e-3
 
 
-class MeshWarning(UserWarning):
+class MeshWarning(HydroWarning):
     """A mesh that builds, but probably not as meant (its size, units or resolution)."""
 
 

@@ -58,12 +58,11 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_repair(args) -> int:
-    from ..errors import InputError
     from ..geometry import Mesh
     from ..geometry.mesh_repair import repair_mesh
+    from .outputs import atomic_file, output_file
 
-    if os.path.isdir(args.out):
-        raise InputError(f"--out {args.out!r} is a folder: give a file name such as fixed.obj")
+    output_file(args.out)  # a file in a folder that can be written (before the work)
     mesh = Mesh.load(args.path, scale=args.scale)
     repaired, report = repair_mesh(mesh, max_displacement=args.max_displacement, resolution=args.resolution,
                                    weld_tolerance=args.weld_tolerance)
@@ -73,10 +72,7 @@ def _cmd_repair(args) -> int:
     out = repaired.to_trimesh()
     if args.scale != 1.0:
         out.apply_scale(1.0 / args.scale)
-    folder = os.path.dirname(os.path.abspath(args.out))
-    base, ext = os.path.splitext(args.out)
-    tmp = os.path.join(folder, f".{os.path.basename(base)}.partial{ext}")
-    out.export(tmp)  # atomic: write beside the target, then rename
-    os.replace(tmp, args.out)
+    with atomic_file(args.out) as tmp:  # written beside the target, renamed when complete
+        out.export(tmp, file_type=os.path.splitext(args.out)[1].lstrip(".").lower() or None)
     print(f"wrote        {args.out}")
     return 0
