@@ -86,7 +86,7 @@ def _check_sdf_grid(text, geometry, settings) -> None:
 
 def _cmd_sdf(args) -> int:
     from .errors import HydroWarning
-    from .geometry import parse_shape
+    from .geometry import Mesh, parse_shape
     from .sdf import SDFSettings, build_sdf, report
 
     geometry = parse_shape(args.shape)
@@ -128,7 +128,10 @@ def _cmd_sdf(args) -> int:
         return (f"  {name:<22} {mask.sum():>8d} pts  max {e.max() * 1e3:9.4f} mm ({e.max() / h:6.3f} voxel)"
                 f"  rms {np.sqrt(np.mean(e * e)) * 1e3:9.4f} mm  wrong sign {wrong}")
 
-    print(f"error vs exact on {args.points} random points in the box (seed {args.seed}):")
+    reference = "exact" if not isinstance(geometry, Mesh) else (
+        "the reference (sign from the winding number of the mesh as given; distance to its nearest triangle "
+        "outside, to the solid's surface inside)")
+    print(f"error vs {reference} on {args.points} random points in the box (seed {args.seed}):")
     print(row("whole box", np.ones(len(pts), dtype=bool)))
     print(row("in the band", band))
     print(row("within 2 voxels of φ=0", near))
@@ -289,6 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("name", choices=sorted(EXAMPLES), help="; ".join(f"{k}: {v[1]}" for k, v in EXAMPLES.items()))
     e.add_argument("--steps", type=_integer(1), default=None, help="physics steps (default: the example's own)")
     e.set_defaults(func=_cmd_example)
+
+    from .tools.mesh_tool import add_mesh_parser
+
+    add_mesh_parser(sub)  # ``hydro mesh check`` / ``hydro mesh repair``
 
     v = sub.add_parser("validate", help="check a USD scene against the schema rules (exit 1 on any error)")
     v.add_argument("scene", help="a .usda/.usd/.usdc file")
