@@ -15,7 +15,7 @@ cheap)::
 | ``CollisionPipeline`` | :mod:`hydro.contact.collision` | contacts of both paths (hydroelastic + point) at given poses |
 | ``HydroelasticPipeline`` | :mod:`hydro.contact.pipeline` | hydroelastic contacts only, at given poses |
 | ``PointContactPipeline`` | :mod:`hydro.contact.point_pipeline` | the default path's point contacts only |
-| ``HydroError``, ``InputError``, ``SceneError``, ``BudgetError``, ``ContactOverflowError`` | :mod:`hydro.errors` | what hydro raises |
+| ``HydroError``, ``InputError``, ``SceneError``, ``BudgetError``, ``ContactOverflowError``, ``Interrupted``, ``HydroWarning`` | :mod:`hydro.errors` | what hydro raises and warns |
 | ``Contacts``, ``CollisionResult``, ``RigidContacts``, ``CONTACT_HYDROELASTIC``, ``CONTACT_POINT`` | :mod:`hydro.contact.types` | the contact table (``kind``: which path), a call's results, Newton's layout |
 | ``NewtonConfig``, ``CollisionConfig``, ``HydroelasticConfig``, ``configure_newton`` | :mod:`hydro.contact.config` | runtime options |
 | ``reduce_contacts`` | :mod:`hydro.contact.reduction` | contact reduction on its own |
@@ -42,6 +42,7 @@ _PUBLIC = {
     "CollisionPipeline": "contact.collision", "PointContactPipeline": "contact.point_pipeline",
     "RigidContacts": "contact.types", "CONTACT_HYDROELASTIC": "contact.types", "CONTACT_POINT": "contact.types",
     "HydroError": "errors", "InputError": "errors", "SceneError": "errors", "BudgetError": "errors",
+    "Interrupted": "errors", "HydroWarning": "errors",
     "Contacts": "contact.types", "CollisionResult": "contact.types",
     "NewtonConfig": "contact.config", "CollisionConfig": "contact.config",
     "HydroelasticConfig": "contact.config", "configure_newton": "contact.config",

@@ -1,25 +1,92 @@
 """The ``hydro`` command line (also ``python -m hydro``).
 
-Every subcommand reports errors as one line on stderr and a non-zero exit, never a traceback
-(set ``HYDRO_DEBUG=1`` to see the traceback).
+Errors are one line on stderr, never a traceback (``HYDRO_DEBUG=1`` shows it); a scene that
+breaks the schema rules also gets its first findings, one per line, in ``hydro validate``'s
+``CODE SEVERITY PRIM_PATH: message`` form. Warnings are ``hydro CMD: warning: ...`` lines.
+
+| exit status | meaning |
+|---|---|
+| 0 | done |
+| 1 | ``hydro validate`` found errors |
+| 2 | bad input: an argument, a file, a scene, a budget (:class:`~hydro.errors.HydroError`, ``ValueError``, ``OSError``), or out of memory |
+| 3 | an internal error (a bug, or an input hydro does not check yet): the line names the exception |
+| 130 | interrupted (Ctrl-C); ``hydro run`` writes what it simulated first and says so |
+
+``--out`` means exactly the path given: ``collide --out FILE`` writes FILE (no extension added)
+and refuses a folder; ``run --out DIR`` writes into the folder DIR (made if missing) and refuses a
+file. Files appear whole or not at all (:mod:`hydro.tools.outputs`).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
+from .errors import HydroError, InputError, SceneError
 
-class UsageError(Exception):
+#: Findings of an invalid scene printed under its error line (``hydro validate`` lists them all).
+FINDINGS_SHOWN = 5
+
+
+class UsageError(InputError):
     """An error in what the user asked for; printed as one line."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (``hydro run: error: argument --steps: ...``)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _integer(minimum):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def _positive(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0.0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _check_sdf_grid(text, geometry, settings) -> None:
+    """Refuse absurd sizes (the scene rules' range, ``HYDRO.GEO.002``) and grids over the SDF budget."""
+    from .budget import check_sdf_memory
+    from .scene.validate import MAX_LENGTH, MIN_LENGTH
+
+    with np.errstate(all="ignore"):
+        lo, hi = (np.asarray(v, dtype=float) for v in geometry.local_aabb())
+        size = float(np.max(hi - lo))
+    if not (math.isfinite(size) and MIN_LENGTH <= size <= MAX_LENGTH):
+        raise InputError(f"shape {text}: {size:.3g} m across is outside the {MIN_LENGTH:g} .. {MAX_LENGTH:g} m hydro "
+                         "handles (lengths are in metres)")
+    setting = "raise --voxel-size" if settings.target_voxel_size else "lower --resolution"
+    check_sdf_memory(geometry, settings, what=f"shape {text}", setting=setting)
+
+
 def _cmd_sdf(args) -> int:
-    from .geometry import parse_shape
+    from .errors import HydroWarning
+    from .geometry import Mesh, parse_shape
     from .sdf import SDFSettings, build_sdf, report
 
     geometry = parse_shape(args.shape)
@@ -31,9 +98,14 @@ def _cmd_sdf(args) -> int:
         padding=args.padding,
         texture_format=args.format,
     )
+    _check_sdf_grid(args.shape, geometry, settings)
     build_sdf(geometry, settings)  # the first build compiles (or loads) the kernels
     sdf = build_sdf(geometry, settings)
     print(report(sdf))
+    if sdf.settings.texture_format != "float32" and sdf.quantization_step > 0.5 * sdf.voxel_size:
+        warnings.warn(f"the band's storage step ({sdf.quantization_step:.3g} m) is coarser than half a voxel "
+                      f"({sdf.voxel_size:.3g} m): narrow the band (--band-inner/--band-outer) or use --format float32",
+                      HydroWarning, stacklevel=2)
 
     # error against the exact distance on random points in the box
     rng = np.random.default_rng(args.seed)
@@ -56,7 +128,10 @@ def _cmd_sdf(args) -> int:
         return (f"  {name:<22} {mask.sum():>8d} pts  max {e.max() * 1e3:9.4f} mm ({e.max() / h:6.3f} voxel)"
                 f"  rms {np.sqrt(np.mean(e * e)) * 1e3:9.4f} mm  wrong sign {wrong}")
 
-    print(f"error vs exact on {args.points} random points in the box (seed {args.seed}):")
+    reference = "exact" if not isinstance(geometry, Mesh) else (
+        "the reference (sign from the winding number of the mesh as given; distance to its nearest triangle "
+        "outside, to the solid's surface inside)")
+    print(f"error vs {reference} on {args.points} random points in the box (seed {args.seed}):")
     print(row("whole box", np.ones(len(pts), dtype=bool)))
     print(row("in the band", band))
     print(row("within 2 voxels of φ=0", near))
@@ -81,7 +156,10 @@ def _cmd_collide(args) -> int:
     from .contact.collision import CollisionPipeline
     from .contact.types import CONTACT_KIND_NAMES
     from .scene.usd_io import load_usd
+    from .tools.outputs import atomic_file, output_file
 
+    if args.out is not None:
+        output_file(args.out)  # before any work: a folder or a missing folder is refused now
     model = load_usd(args.scene)
     cfg = _collide_config(args)
     pipe = CollisionPipeline(model, cfg, device=args.device)
@@ -106,10 +184,11 @@ def _cmd_collide(args) -> int:
     overflow = None
     if result.overflow:
         overflow = {o.setting: {"capacity": o.capacity, "required": o.required} for o in result.overflow}
-    if args.out:
+    if args.out is not None:
         table = contacts.as_dict()
-        np.savez(args.out, **table, shape_paths=np.array(paths), pair_shape_a=result.pair_shape_a,
-                 pair_shape_b=result.pair_shape_b, pair_kind=result.pair_kind)
+        with atomic_file(args.out) as tmp, open(tmp, "wb") as fh:  # a file object: no ".npz" is appended
+            np.savez(fh, **table, shape_paths=np.array(paths), pair_shape_a=result.pair_shape_a,
+                     pair_shape_b=result.pair_shape_b, pair_kind=result.pair_kind)
     if args.json:
         print(json.dumps({"pairs": pairs, "contact_count": len(contacts), "overflow": overflow,
                           "timings_ms": {k: round(v, 4) for k, v in result.timings_ms.items()}}))
@@ -131,7 +210,7 @@ def _cmd_collide(args) -> int:
             print(f"overflow     {o.message()}")
     stages = ", ".join(f"{k} {v:.3f}" for k, v in result.timings_ms.items())
     print(f"time         {call_ms:.3f} ms per call ({stages} ms); first call {first_ms:.0f} ms")
-    if args.out:
+    if args.out is not None:
         print(f"wrote        {args.out}")
     return 0
 
@@ -171,31 +250,31 @@ def _cmd_run(args) -> int:
 def _cmd_example(args) -> int:
     from .tools.examples import run_example
 
-    return run_example(args.name, **({"steps": args.steps} if args.steps else {}))
+    return run_example(args.name, **({"steps": args.steps} if args.steps is not None else {}))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hydro", description="SDF-based hydroelastic contact with visual debugging.")
+    p = _Parser(prog="hydro", description="SDF-based hydroelastic contact with visual debugging.")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("sdf", help="build one shape's SDF and report its grid, memory, time and error")
     s.add_argument("shape", help="sphere:R | box:SX,SY,SZ | capsule:R,H | cylinder:R,H | cone:R,H | "
                                  "ellipsoid:A,B,C | mesh:PATH")
-    s.add_argument("--resolution", type=int, default=64, help="voxels along the longest axis (multiple of 8)")
-    s.add_argument("--voxel-size", type=float, default=None, help="target voxel size in m (wins when > 0)")
+    s.add_argument("--resolution", type=_integer(8), default=64, help="voxels along the longest axis (multiple of 8)")
+    s.add_argument("--voxel-size", type=_positive, default=None, help="target voxel size in m (wins over --resolution)")
     s.add_argument("--format", default="uint16", help="uint8 | uint16 | float32")
     s.add_argument("--band-inner", type=float, default=-0.1, help="narrow band inner extent in m (< 0)")
     s.add_argument("--band-outer", type=float, default=0.1, help="narrow band outer extent in m (> 0)")
     s.add_argument("--padding", type=float, default=None, help="padding in m (default 4 voxels)")
-    s.add_argument("--points", type=int, default=200_000, help="random points for the error report")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--points", type=_integer(1), default=200_000, help="random points for the error report")
+    s.add_argument("--seed", type=_integer(0), default=0)
     s.set_defaults(func=_cmd_sdf)
 
     c = sub.add_parser("collide", help="run the contact pipeline once at the scene's authored poses")
     c.add_argument("scene", help="a .usda/.usd/.usdc file")
     c.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
     c.add_argument("--no-reduce", action="store_true", help="report every patch triangle (no contact reduction)")
-    c.add_argument("--out", help="write the contact table to this .npz file")
+    c.add_argument("--out", metavar="FILE", help="write the contact table (.npz format) to exactly this file")
     c.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     c.set_defaults(func=_cmd_collide)
 
@@ -204,10 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="step a scene with the built-in solver; write trajectories, sensor data and a plot")
     r.add_argument("scene", help="a .usda/.usd/.usdc file")
-    r.add_argument("--steps", type=int, required=True, help="physics steps to run")
-    r.add_argument("--dt", type=float, default=1.0 / 60.0, help="physics step in s (default 1/60)")
-    r.add_argument("--num-envs", type=int, default=1, help="replicate the scene's env_0 (or the whole scene) E times")
-    r.add_argument("--out", help="output folder (default out/<scene name>)")
+    r.add_argument("--steps", type=_integer(1), required=True, help="physics steps to run")
+    r.add_argument("--dt", type=_positive, default=1.0 / 60.0, help="physics step in s (default 1/60)")
+    r.add_argument("--num-envs", type=_integer(1), default=1, help="replicate the scene's env_0 (or the whole scene) "
+                                                                   "E times")
+    r.add_argument("--out", metavar="DIR", help="output folder (default out/<scene name>)")
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
     r.set_defaults(func=_cmd_run)
 
@@ -215,8 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("example", help="run a commented example from hydro/examples")
     e.add_argument("name", choices=sorted(EXAMPLES), help="; ".join(f"{k}: {v[1]}" for k, v in EXAMPLES.items()))
-    e.add_argument("--steps", type=int, default=None, help="physics steps (default: the example's own)")
+    e.add_argument("--steps", type=_integer(1), default=None, help="physics steps (default: the example's own)")
     e.set_defaults(func=_cmd_example)
+
+    from .tools.mesh_tool import add_mesh_parser
+
+    add_mesh_parser(sub)  # ``hydro mesh check`` / ``hydro mesh repair``
 
     v = sub.add_parser("validate", help="check a USD scene against the schema rules (exit 1 on any error)")
     v.add_argument("scene", help="a .usda/.usd/.usdc file")
@@ -224,25 +308,56 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _report(command: str, exc: BaseException, scene: str = "SCENE") -> int:
+    """Print ``exc`` as the command's error (see the module docstring); its exit status."""
+    if isinstance(exc, MemoryError):
+        print(f"{command}: error: out of memory ({exc or 'an allocation failed'}): a setting asks for more memory "
+              "than this machine has (a resolution, the number of envs, a buffer capacity)", file=sys.stderr)
+        return 2
+    if not isinstance(exc, (HydroError, ValueError, OSError, RuntimeError)):
+        first = (str(exc).splitlines() or [""])[0]
+        print(f"{command}: internal error: {type(exc).__name__}: {first} (a bug in hydro, or an input it does not "
+              "check yet; HYDRO_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 3
+    lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+    if isinstance(exc, SceneError) and exc.findings:
+        details = [str(f) for f in exc.findings]
+        lines = lines[:1]
+    else:  # until every scene error is a SceneError: the finding lines follow the first line
+        details = lines[1:]
+    print(f"{command}: error: {lines[0]}", file=sys.stderr)
+    for line in details[:FINDINGS_SHOWN]:
+        print(line.strip(), file=sys.stderr)
+    if len(details) > FINDINGS_SHOWN:
+        print(f"... and {len(details) - FINDINGS_SHOWN} more (hydro validate {scene} lists every finding)",
+              file=sys.stderr)
+    return 2
+
+
 def main(argv=None) -> int:
     from .backend import configure_runtime
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    command = f"hydro {args.command}"
     configure_runtime(announce_compiles=True)
-    try:
-        return int(args.func(args) or 0)
-    except (ValueError, UsageError, FileNotFoundError, OSError, RuntimeError) as exc:
-        if os.environ.get("HYDRO_DEBUG"):
-            raise
-        lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
-        more = ""
-        if len(lines) > 1:
-            more = f" (and {len(lines) - 1} more: run with HYDRO_DEBUG=1, or hydro validate for a scene)"
-        print(f"hydro {args.command}: error: {lines[0]}{more}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        print(f"{command}: warning: {message}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show_warning
+        if not os.environ.get("HYDRO_DEBUG"):  # NumPy's floating-point notes are noise on a command line
+            warnings.filterwarnings("ignore", message=r"(invalid value|overflow|divide by zero|underflow) encountered")
+        try:
+            return int(args.func(args) or 0)
+        except KeyboardInterrupt as exc:
+            print(f"{command}: {str(exc) or 'interrupted'}", file=sys.stderr)
+            return 130
+        except Exception as exc:  # noqa: BLE001 - the command line never shows a traceback
+            if os.environ.get("HYDRO_DEBUG"):
+                raise
+            return _report(command, exc, getattr(args, "scene", None) or "SCENE")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,11 +11,22 @@ message names the argument or prim and the rule it breaks.
 | :class:`SceneError` | ``InputError`` | a scene breaks schema rules; ``.findings`` lists them |
 | :class:`BudgetError` | ``InputError`` | a setting would need more memory or time than allowed |
 | :class:`ContactOverflowError` | ``HydroError``, ``RuntimeError`` | a buffer with an explicit capacity is full (``overflow="raise"``) |
+| :class:`Interrupted` | ``KeyboardInterrupt`` | Ctrl-C stopped a long operation; the message says what was kept |
+
+Warnings hydro issues on purpose are :class:`HydroWarning` (a ``UserWarning``): results that are
+computed but probably not what was meant (bodies with nothing beneath them, a cache that cannot
+be written). The ``hydro`` command prints each as one ``hydro CMD: warning: ...`` line.
+
+What the ``hydro`` command does with them (``hydro.cli``): one line on stderr and exit status 2
+for a :class:`HydroError` or other bad input, the first findings of a :class:`SceneError`, 130
+for :class:`Interrupted` (with its message), 3 for anything else (a bug: ``HYDRO_DEBUG=1`` shows
+the traceback). docs/limits.md lists what hydro refuses and why.
 """
 
 from __future__ import annotations
 
-__all__ = ["HydroError", "InputError", "SceneError", "BudgetError", "ContactOverflowError"]
+__all__ = ["HydroError", "InputError", "SceneError", "BudgetError", "ContactOverflowError", "Interrupted",
+           "HydroWarning"]
 
 
 class HydroError(Exception):
@@ -42,3 +53,17 @@ class BudgetError(InputError):
 
 class ContactOverflowError(HydroError, RuntimeError):
     """A contact buffer with an explicit capacity was too small (with ``overflow="raise"``)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a long operation (``hydro run``'s stepping or saving). The message
+    says what was kept, e.g. ``interrupted after 120 of 600 steps: wrote the 120 steps to out/x``;
+    ``files`` maps what was written to its path (empty when nothing was)."""
+
+    def __init__(self, message: str = "interrupted", files=None):
+        super().__init__(message)
+        self.files = dict(files or {})
+
+
+class HydroWarning(UserWarning):
+    """A result that was computed but is probably not what was meant (see the message)."""

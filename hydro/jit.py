@@ -34,11 +34,14 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 
 import numba
 from numba import cuda, prange
 from numba.core import caching
 from numba.core.registry import CPUDispatcher
+
+from .errors import HydroWarning
 
 __all__ = [
     "CUDASIM",
@@ -80,14 +83,20 @@ class _Runtime:
         self._writable = None
 
     def cache_writable(self) -> bool:
-        """Whether the cache folder exists or can be made, and takes files (checked once)."""
+        """Whether the cache folder exists or can be made, and takes files (checked once; when it
+        does not, one warning names the folder and the variable that sets it)."""
         if self._writable is None:
             try:
                 os.makedirs(self.cache_folder, exist_ok=True)
                 tempfile.TemporaryFile(dir=self.cache_folder).close()
                 self._writable = True
-            except OSError:
+            except OSError as exc:
                 self._writable = False
+                source = (f"NUMBA_CACHE_DIR={os.environ['NUMBA_CACHE_DIR']}" if os.environ.get("NUMBA_CACHE_DIR")
+                          else "the default (set NUMBA_CACHE_DIR to choose another)")
+                warnings.warn(f"cannot cache compiled kernels in {self.cache_folder} ({exc.strerror or exc}; from "
+                              f"{source}): every run compiles them again, which takes minutes; point "
+                              "NUMBA_CACHE_DIR at a writable folder", HydroWarning, stacklevel=2)
         return self._writable
 
 

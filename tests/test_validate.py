@@ -146,6 +146,15 @@ def test_stiffness(stiffness, ok):
     assert findings_of(rec, partner()) == ([] if ok else [("NEWTON.COL.002", ERROR, "/World/S")])
 
 
+def test_findings_show_values_as_authored_not_as_numpy_reprs():
+    import numpy as np
+
+    rec = collider(**{**HYDRO, "newton:hydroelasticStiffness": np.float64(-1.0), "newton:sdfMaxResolution": np.int32(60)})
+    messages = " | ".join(f.message for f in validate_records([rec, partner()]))
+    assert "got -1.0" in messages and "got 60" in messages
+    assert "np." not in messages
+
+
 def test_stiffness_of_a_shape_that_is_not_hydroelastic_only_warns():
     rec = collider(**{"newton:hydroelasticStiffness": -1.0})
     assert findings_of(rec) == [("NEWTON.COL.002", WARNING, "/World/S")]

@@ -122,7 +122,9 @@ def write_png(path, image) -> None:
     color_type = 6 if c == 4 else 2
     png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, color_type, 0, 0, 0))
            + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
-    with open(path, "wb") as fh:
+    from hydro.tools.outputs import atomic_file
+
+    with atomic_file(path) as tmp, open(tmp, "wb") as fh:  # the picture appears whole or not at all
         fh.write(png)
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arguments import float_array, index_pairs, model_like
 from ..backend import SERIAL_BELOW, get_device
+from ..errors import InputError
 from ..sdf.layout import BRICK
 from ..scene.material import DEFAULT_MATERIAL, material_row
 from ..transforms import check_poses
@@ -44,7 +46,7 @@ class HydroelasticPipeline:
     """
 
     def __init__(self, model, config=None, *, device="cpu"):
-        self.model = model
+        self.model = model = model_like(model)
         self.config = hydroelastic_config(config)
         self.device = get_device(device)
         dev = self.device
@@ -98,6 +100,8 @@ class HydroelasticPipeline:
         contact), for drawing the patch.
         """
         poses = self._check_poses(shape_poses)
+        if not isinstance(triangles, (bool, np.bool_)):
+            raise InputError(f"triangles must be True or False, got {triangles!r}")
         call = CallRecord(self.device)
         with call.stage("broad_phase"):
             n_pairs = self._broad_phase(call, poses, pairs)
@@ -260,26 +264,26 @@ class HydroelasticPipeline:
         return c
 
     def _check_poses(self, shape_poses) -> np.ndarray:
-        poses = np.asarray(shape_poses, dtype=np.float64)
+        poses = float_array(shape_poses, "shape_poses")
         if poses.shape != (self.shape_count, 7):
-            raise ValueError(f"shape_poses must have shape ({self.shape_count}, 7), got {poses.shape}")
+            raise InputError(f"shape_poses must have shape ({self.shape_count}, 7), got {poses.shape}")
         bad = ~np.all(np.isfinite(poses), axis=1)
         if bad.any():
             s = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"the pose of shape {self.model.shape_path[s]} is not finite: {poses[s].tolist()}")
+            raise InputError(f"the pose of shape {self.model.shape_path[s]} is not finite: {poses[s].tolist()}")
         return check_poses(poses, "shape pose")
 
     def _check_pairs(self, pairs) -> np.ndarray:
-        arr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        arr = index_pairs(pairs, "pairs", self.shape_count)
         paths = self.model.shape_path
         for a, b in arr:
             for s in (a, b):
                 if not 0 <= s < self.shape_count:
-                    raise ValueError(f"pair ({a}, {b}): shape index {s} is out of range [0, {self.shape_count - 1}]")
+                    raise InputError(f"pair ({a}, {b}): shape index {s} is out of range [0, {self.shape_count - 1}]")
             if a == b:
-                raise ValueError(f"pair ({a}, {b}) pairs shape {paths[a]} with itself")
+                raise InputError(f"pair ({a}, {b}) pairs shape {paths[a]} with itself")
             for s, other in ((a, b), (b, a)):
                 if not self.is_hydro[s]:
-                    raise ValueError(f"shape {paths[s]} is not hydroelastic, so it cannot be paired with "
+                    raise InputError(f"shape {paths[s]} is not hydroelastic, so it cannot be paired with "
                                      f"{paths[other]} for hydroelastic contact")
         return np.sort(arr, axis=1).astype(np.int32)

@@ -1,9 +1,12 @@
-"""Exact signed distance to a closed triangle mesh.
+"""Exact distance to a triangle mesh, signed by pseudo-normals or by winding numbers.
 
 Distance: a bounding-volume hierarchy over the triangles, queried for the closest point
 (exact to the triangles, not to sample points). Sign: the angle-weighted pseudo-normal of the
-closest feature (face, edge or vertex), after Bærentzen & Aanæs, which is exact for closed,
-consistently oriented meshes. Used once per shape when its SDF is built (CPU).
+closest feature (face, edge or vertex), after Bærentzen & Aanæs, which is exact for a closed,
+consistently oriented surface with nothing inside the solid — what
+:func:`~hydro.geometry.mesh_check.mesh_solid` makes of a closed mesh; or, for any triangle soup,
+the generalised winding number (:mod:`hydro.geometry.mesh_winding`). Used once per shape when
+its SDF is built (CPU), and by the default contact path for open meshes (``sign="winding"``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from numba import prange
 
 from ..backend import cpu_jit, device_fn
 
-LEAF_SIZE = 4
+LEAF_SIZE = 8
 
 
 @device_fn
@@ -38,7 +41,7 @@ def _vertex_then_edge(a_e, a_f, v_e, v_f, ax, ay, az, vx, vy, vz, ex, ey, ez):
     return 0, 0.0, 0.0, 0.0
 
 
-@cpu_jit
+@device_fn
 def _closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
     """Closest point on triangle abc to p, and its feature: 0 face, 1..3 vertex a,b,c, 4..6 edge ab,bc,ca."""
     abx, aby, abz = bx - ax, by - ay, bz - az
@@ -154,7 +157,7 @@ def _gap2(lo, hi, p):
     return 0.0
 
 
-@cpu_jit
+@device_fn
 def _box_dist2(px, py, pz, lo, hi, node):
     """Squared distance from p to the box of ``node`` (0 inside)."""
     return (_gap2(lo[node, 0], hi[node, 0], px) + _gap2(lo[node, 1], hi[node, 1], py)
@@ -162,13 +165,27 @@ def _box_dist2(px, py, pz, lo, hi, node):
 
 
 @cpu_jit
-def _mesh_signed_distance(px, py, pz, bound, tri, node_lo, node_hi, node_left, node_start, node_count, order,
-                          face_n, vert_n, edge_n, tri_vert, tri_edge, stack):
-    """Signed distance from p to the mesh; ``bound`` is any upper bound on |distance| (or inf)."""
+def _closest_point(px, py, pz, bound, hint, tri, tri_lo, tri_hi, node_lo, node_hi, node_left, node_start, node_count,
+                   order, stack):
+    """The closest point of the mesh to p: ``(distance², triangle, feature, x, y, z)``.
+
+    ``bound``: any upper bound on the distance (or inf); ``hint``: a triangle likely to be near
+    (−1: none), evaluated first so that the search starts with a tight radius. A triangle is
+    tested only when its bounding box is within the best distance so far."""
     best2 = bound * bound if bound < np.inf else np.inf
     best_t = -1
     best_f = 0
     bx = by = bz = 0.0
+    if hint >= 0:
+        qx, qy, qz, feat = _closest_on_triangle(
+            px, py, pz, tri[hint, 0, 0], tri[hint, 0, 1], tri[hint, 0, 2], tri[hint, 1, 0], tri[hint, 1, 1],
+            tri[hint, 1, 2], tri[hint, 2, 0], tri[hint, 2, 1], tri[hint, 2, 2])
+        d2 = (px - qx) ** 2 + (py - qy) ** 2 + (pz - qz) ** 2
+        if d2 <= best2:
+            best2 = d2
+            best_t = hint
+            best_f = feat
+            bx, by, bz = qx, qy, qz
     sp = 0
     stack[sp] = 0
     sp += 1
@@ -182,6 +199,8 @@ def _mesh_signed_distance(px, py, pz, bound, tri, node_lo, node_hi, node_left, n
             s = node_start[node]
             for k in range(s, s + cnt):
                 t = order[k]
+                if t == best_t or _box_dist2(px, py, pz, tri_lo, tri_hi, t) > best2:
+                    continue
                 qx, qy, qz, feat = _closest_on_triangle(
                     px, py, pz, tri[t, 0, 0], tri[t, 0, 1], tri[t, 0, 2], tri[t, 1, 0], tri[t, 1, 1],
                     tri[t, 1, 2], tri[t, 2, 0], tri[t, 2, 1], tri[t, 2, 2])
@@ -203,51 +222,107 @@ def _mesh_signed_distance(px, py, pz, bound, tri, node_lo, node_hi, node_left, n
                 stack[sp] = left
                 stack[sp + 1] = left + 1
             sp += 2
-    if best_t < 0:
-        return np.nan
-    if best_f == 0:
-        nx, ny, nz = face_n[best_t, 0], face_n[best_t, 1], face_n[best_t, 2]
-    elif best_f <= 3:
-        v = tri_vert[best_t, best_f - 1]
-        nx, ny, nz = vert_n[v, 0], vert_n[v, 1], vert_n[v, 2]
-    else:
-        e = tri_edge[best_t, best_f - 4]
-        nx, ny, nz = edge_n[e, 0], edge_n[e, 1], edge_n[e, 2]
-    d = math.sqrt(best2)
-    s = (px - bx) * nx + (py - by) * ny + (pz - bz) * nz
-    return d if s >= 0.0 else -d
+    return best2, best_t, best_f, bx, by, bz
 
 
 @cpu_jit(parallel=True)
-def _signed_distance_many(pts, chunk, tri, node_lo, node_hi, node_left, node_start, node_count, order,
-                          face_n, vert_n, edge_n, tri_vert, tri_edge, out):
+def _distance_many(pts, chunk, signed, tri, tri_lo, tri_hi, node_lo, node_hi, node_left, node_start, node_count,
+                   order, face_n, vert_n, edge_n, tri_vert, tri_edge, out):
+    """Distance at each point, signed by the closest feature's pseudo-normal when ``signed``.
+    Points are taken in chunks; within a chunk each query starts from the previous point's
+    closest triangle (neighbouring points in order share it often)."""
     n = pts.shape[0]
     nchunks = (n + chunk - 1) // chunk
-    depth = node_lo.shape[0]
     for c in prange(nchunks):
-        stack = np.empty(depth + 2, dtype=np.int64)
-        prev_d = np.inf
-        lx = ly = lz = 0.0
+        stack = np.empty(min(node_lo.shape[0] + 2, 256), dtype=np.int64)
+        hint = -1
         for i in range(c * chunk, min(n, (c + 1) * chunk)):
             x, y, z = pts[i, 0], pts[i, 1], pts[i, 2]
-            bound = np.inf
-            if prev_d < np.inf:
-                # 1-Lipschitz: |d(p)| <= |d(q)| + |p - q| for the previous point q
-                bound = abs(prev_d) + math.sqrt((x - lx) ** 2 + (y - ly) ** 2 + (z - lz) ** 2) * (1.0 + 1e-9) + 1e-12
-            d = _mesh_signed_distance(x, y, z, bound, tri, node_lo, node_hi, node_left, node_start, node_count,
-                                      order, face_n, vert_n, edge_n, tri_vert, tri_edge, stack)
+            best2, t, f, bx, by, bz = _closest_point(x, y, z, np.inf, hint, tri, tri_lo, tri_hi, node_lo, node_hi,
+                                                     node_left, node_start, node_count, order, stack)
+            hint = t
+            d = math.sqrt(best2)
+            if signed:
+                if f == 0:
+                    nx, ny, nz = face_n[t, 0], face_n[t, 1], face_n[t, 2]
+                elif f <= 3:
+                    v = tri_vert[t, f - 1]
+                    nx, ny, nz = vert_n[v, 0], vert_n[v, 1], vert_n[v, 2]
+                else:
+                    e = tri_edge[t, f - 4]
+                    nx, ny, nz = edge_n[e, 0], edge_n[e, 1], edge_n[e, 2]
+                if (x - bx) * nx + (y - by) * ny + (z - bz) * nz < 0.0:
+                    d = -d
             out[i] = d
-            prev_d = d
-            lx, ly, lz = x, y, z
+
+
+@cpu_jit
+def _sign_sources(pts, dist, out):
+    """For a closed surface (winding number constant off the surface): ``out[i] = j`` for an
+    earlier point j (i − 1, i − 9 or i − 81: neighbours along the rows, columns and layers of
+    an SDF brick's samples) when the segment from j to i lies in the empty ball of radius d about
+    one of its ends, so point i is inside iff point j is; else −1."""
+    for i in range(pts.shape[0]):
+        out[i] = -1
+        for lag in (1, 9, 81):
+            j = i - lag
+            if j < 0:
+                break
+            step = math.sqrt((pts[i, 0] - pts[j, 0]) ** 2 + (pts[i, 1] - pts[j, 1]) ** 2 + (pts[i, 2] - pts[j, 2]) ** 2)
+            if step < 0.999 * max(dist[i], dist[j]):
+                out[i] = j
+                break
+
+
+@cpu_jit
+def _propagate_inside(src, inside):
+    for i in range(src.shape[0]):
+        if src[i] >= 0:
+            inside[i] = inside[src[i]]
+
+
+SIGN_MODES = ("solid", "winding", "pseudonormal", "unsigned")
 
 
 class MeshDistance:
-    """Exact signed distance queries against a closed mesh (BVH + pseudo-normals)."""
+    """Exact distance queries against a triangle mesh (BVH), signed in one of four ways.
 
-    def __init__(self, mesh):
-        mesh.check_watertight()
-        v = mesh.vertices
-        f = mesh.faces
+    - ``sign="solid"`` (default): the signed distance of the *solid* the mesh bounds
+      (:func:`~hydro.geometry.mesh_check.mesh_solid`: welded, touching or overlapping shells
+      merged into their union, walls inside it removed): the distance to the solid's surface,
+      negative where the solid's winding number is 1 (an integer, counted exactly along rays:
+      :class:`~hydro.geometry.mesh_winding.WindingNumber`; away from the surface the side is
+      carried from point to point, which is exact for a closed surface).
+      Raises :class:`~hydro.errors.InputError` (what is wrong, how to fix it) when the mesh is
+      not closed after welding.
+    - ``sign="winding"``: any triangle soup, open meshes included (the default contact path):
+      the distance to the nearest triangle, negative where the generalised winding number of
+      the triangles exceeds 1/2 (decided exactly, see ``WindingNumber.inside``).
+    - ``sign="pseudonormal"``: the solid's surface signed by the closest feature's
+      angle-weighted pseudo-normal (exact for a clean closed 2-manifold; kept for comparison).
+    - ``sign="unsigned"``: the distance to the nearest triangle, ≥ 0.
+    """
+
+    def __init__(self, mesh, *, sign: str = "solid"):
+        if sign not in SIGN_MODES:
+            raise ValueError(f"sign must be one of {', '.join(SIGN_MODES)}, got {sign!r}")
+        self.name = mesh.name
+        self.solid = None
+        self.winding = None
+        if sign in ("solid", "pseudonormal"):
+            self.solid = mesh.solid()  # raises for an open mesh
+            v, f = self.solid.vertices, self.solid.faces
+        else:
+            v, f = np.asarray(mesh.vertices, dtype=np.float64), np.asarray(mesh.faces, dtype=np.int64)
+        self.closed_soup = False
+        if sign in ("solid", "winding"):
+            from .mesh_winding import WindingNumber
+
+            # the solid's own winding number (consistent with its distance); tests compare the
+            # result with the winding number of the mesh as given
+            self.winding = WindingNumber(v[f])
+            self.closed_soup = self.winding.closed
+        self.sign = sign
         tri = np.ascontiguousarray(v[f])  # (T, 3, 3)
         e1 = tri[:, 1] - tri[:, 0]
         e2 = tri[:, 2] - tri[:, 0]
@@ -273,6 +348,7 @@ class MeshDistance:
         edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
         key = np.sort(edges, axis=1)
         uniq, inv = np.unique(key[:, 0] * len(v) + key[:, 1], return_inverse=True)
+        inv = inv.reshape(-1)
         edge_n = np.zeros((len(uniq), 3))
         np.add.at(edge_n, inv, np.concatenate([fn_unit, fn_unit, fn_unit]))
         nt = len(f)
@@ -282,14 +358,45 @@ class MeshDistance:
         centroids = tri.mean(axis=1)
         lo, hi, left, start, count, order = _build_bvh(centroids, tri_lo, tri_hi, LEAF_SIZE)
         self.tri = tri
-        self.arrays = (tri, lo, hi, left, start, count, order, fn_unit, vert_n, edge_n,
-                       np.ascontiguousarray(f), np.ascontiguousarray(tri_edge))
-        self.name = mesh.name
+        self.arrays = (tri, np.ascontiguousarray(tri_lo), np.ascontiguousarray(tri_hi), lo, hi, left, start, count,
+                       order, fn_unit, vert_n, edge_n, np.ascontiguousarray(f), np.ascontiguousarray(tri_edge))
 
     def signed_distance(self, points, chunk: int = 64) -> np.ndarray:
-        """Signed distance at ``points`` (N, 3); neighbouring points in order are queried faster."""
+        """Distance at ``points`` (N, 3), signed as chosen (neighbouring points in order are
+        queried faster)."""
         pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+        if len(pts) > 4096:
+            # SDF bricks repeat the samples on their shared faces: query each position once, in
+            # the order of first appearance (neighbouring queries stay neighbours)
+            bits = pts.view(np.uint64).reshape(-1, 3)
+            key = (bits[:, 0] * np.uint64(0x9E3779B97F4A7C15)) ^ (bits[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F)) \
+                ^ (bits[:, 2] * np.uint64(0x165667B19E3779F9))
+            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            if len(first) < 0.9 * len(pts) and np.array_equal(pts[first[inverse]], pts):  # (no hash collision)
+                order = np.argsort(first, kind="stable")
+                rank = np.empty_like(order)
+                rank[order] = np.arange(len(order))
+                unique_values = self.signed_distance(pts[first[order]], chunk)
+                return unique_values[rank[inverse]]
         out = np.empty(len(pts))
         if len(pts):
-            _signed_distance_many(pts, chunk, *self.arrays, out)
+            _distance_many(pts, chunk, self.sign == "pseudonormal", *self.arrays, out)
+            if self.winding is not None:
+                out[self._inside(pts, out)] *= -1.0
         return out
+
+    def _inside(self, pts, dist):
+        """Winding-number inside test; for a closed soup only where no earlier point's side carries
+        over (its winding number changes only across the surface; ``dist`` >= the distance to it)."""
+        if not self.closed_soup:
+            return self.winding.inside(pts)
+        src = np.empty(len(pts), dtype=np.int64)
+        _sign_sources(pts, dist, src)
+        inside = np.zeros(len(pts), dtype=np.bool_)
+        todo = src < 0
+        inside[todo] = self.winding.inside(pts[todo])
+        _propagate_inside(src, inside)
+        return inside
+
+    __call__ = signed_distance

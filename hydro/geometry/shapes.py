@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InputError
 from .primitives import (BOX, CAPSULE, CONE, CYLINDER, ELLIPSOID, HEIGHTFIELD, KIND_NAMES, MESH,
                          PARAM_COUNT, PLANE, SPHERE, _primitive_phi_many)
 
@@ -261,32 +262,38 @@ class Ellipsoid(Geometry):
 
 @dataclass(frozen=True, eq=False)
 class Mesh(Geometry):
-    """A closed triangle mesh. ``name`` appears in every error about it.
+    """A triangle mesh, as given. ``name`` appears in every error about it.
 
-    Construction checks the arrays (finite vertices, valid indices, at least one triangle);
-    :meth:`check_watertight` checks that it encloses a volume (required for an SDF).
+    Construction checks the arrays (finite vertices, valid indices, at least one triangle) and
+    keeps them as they are. What hydro does with the mesh's inside (its SDF, mass, volume) uses
+    :meth:`solid`: the vertices welded by position, then the solid the closed surface bounds,
+    with pieces that touch or overlap merged (:mod:`hydro.geometry.mesh_check`).
+    :meth:`check_watertight` raises when there is no such solid, saying what is wrong and how to
+    fix it. Open meshes still have a signed distance by winding numbers
+    (``MeshDistance(mesh, sign="winding")``), for the default contact path.
     """
 
     vertices: np.ndarray
     faces: np.ndarray
     name: str = "mesh"
     _key: tuple = field(default=(), repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
     kind = MESH
 
     def __post_init__(self):
         v = np.ascontiguousarray(self.vertices, dtype=np.float64)
         f = np.ascontiguousarray(self.faces, dtype=np.int64)
         if v.ndim != 2 or v.shape[1] != 3:
-            raise ValueError(f"mesh {self.name!r}: vertices must have shape (N, 3), got {v.shape}")
+            raise InputError(f"mesh {self.name!r}: vertices must have shape (N, 3), got {v.shape}")
         if f.ndim != 2 or f.shape[1] != 3:
-            raise ValueError(f"mesh {self.name!r}: faces must have shape (M, 3), got {f.shape}")
+            raise InputError(f"mesh {self.name!r}: faces must have shape (M, 3), got {f.shape}")
         if len(v) == 0 or len(f) == 0:
-            raise ValueError(f"mesh {self.name!r} is empty: it needs at least one triangle")
+            raise InputError(f"mesh {self.name!r} is empty: it needs at least one triangle")
         if not np.all(np.isfinite(v)):
             bad = int(np.argwhere(~np.isfinite(v).all(axis=1))[0, 0])
-            raise ValueError(f"mesh {self.name!r}: vertices must be finite, vertex {bad} is {v[bad].tolist()}")
+            raise InputError(f"mesh {self.name!r}: vertices must be finite, vertex {bad} is {v[bad].tolist()}")
         if f.min() < 0 or f.max() >= len(v):
-            raise ValueError(f"mesh {self.name!r}: face indices must lie in [0, {len(v) - 1}]")
+            raise InputError(f"mesh {self.name!r}: face indices must lie in [0, {len(v) - 1}]")
         v.setflags(write=False)
         f.setflags(write=False)
         object.__setattr__(self, "vertices", v)
@@ -305,46 +312,62 @@ class Mesh(Geometry):
         return cls(np.asarray(tm.vertices), np.asarray(tm.faces), name=name)
 
     @classmethod
-    def load(cls, path: str) -> "Mesh":
-        """Load a mesh file with trimesh (OBJ, STL, PLY, …); polygons are triangulated."""
+    def load(cls, path: str, *, scale: float = 1.0) -> "Mesh":
+        """Load a mesh file with trimesh (OBJ, STL, PLY, …; a scene's parts are concatenated in
+        their placed frames), polygons triangulated, vertices as the file has them (STL: three
+        per triangle; :meth:`solid` welds them). ``scale``: metres per file unit."""
         import trimesh
 
         try:
             tm = trimesh.load(path, force="mesh", process=False)
         except Exception as exc:  # trimesh raises many types
-            raise ValueError(f"mesh file {path!r} could not be read: {exc}") from exc
-        return cls.from_trimesh(tm, name=str(path))
+            raise InputError(f"mesh file {path!r} could not be read: {exc}") from exc
+        if not isinstance(tm, trimesh.Trimesh) or len(tm.faces) == 0:
+            raise InputError(f"mesh file {path!r} holds no triangles")
+        scale = float(scale)
+        if not math.isfinite(scale) or scale <= 0.0:
+            raise InputError(f"scale must be a finite number > 0, got {scale!r}")
+        return cls(np.asarray(tm.vertices) * scale, np.asarray(tm.faces), name=str(path))
 
     def to_trimesh(self):
         import trimesh
 
         return trimesh.Trimesh(self.vertices, self.faces, process=False)
 
+    def welded(self, tolerance: float | None = None) -> "Mesh":
+        """This mesh with vertices merged by position (see :func:`~hydro.geometry.mesh_check.weld`)."""
+        from .mesh_check import weld
+
+        v, f, _ = weld(self.vertices, self.faces, tolerance=tolerance)
+        return Mesh(v, f, name=self.name)
+
+    def solid(self):
+        """The :class:`~hydro.geometry.mesh_check.MeshSolid` this mesh bounds (cached): welded,
+        touching or overlapping pieces merged. Raises :class:`~hydro.errors.InputError` (what is
+        wrong, how to fix it) when the welded mesh is not closed or encloses no volume."""
+        if "solid" not in self._cache:
+            from .mesh_check import mesh_solid
+
+            try:
+                self._cache["solid"] = mesh_solid(self)
+            except InputError as exc:
+                self._cache["solid"] = exc
+        out = self._cache["solid"]
+        if isinstance(out, Exception):
+            raise InputError(str(out))
+        return out
+
     def check_watertight(self) -> None:
-        """Raise ``ValueError`` unless every edge is shared by exactly two consistently wound faces."""
-        f = self.faces
-        edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
-        directed = edges[:, 0] * len(self.vertices) + edges[:, 1]
-        undirected = np.sort(edges, axis=1)
-        uk = undirected[:, 0] * len(self.vertices) + undirected[:, 1]
-        _, counts = np.unique(uk, return_counts=True)
-        if np.any(counts != 2):
-            n_open = int(np.sum(counts == 1))
-            n_multi = int(np.sum(counts > 2))
-            raise ValueError(
-                f"mesh {self.name!r} is not watertight ({n_open} boundary edges, {n_multi} edges shared by "
-                f"more than two faces): a hydroelastic shape needs a closed mesh"
-            )
-        if len(np.unique(directed)) != len(directed):
-            raise ValueError(
-                f"mesh {self.name!r} is not consistently wound (an edge is traversed twice in the same "
-                f"direction): a hydroelastic shape needs a closed, oriented mesh"
-            )
-        if self.signed_volume() <= 0.0:
-            raise ValueError(
-                f"mesh {self.name!r} encloses no positive volume (faces wound inward?): "
-                f"a hydroelastic shape needs outward-facing triangles"
-            )
+        """Raise :class:`~hydro.errors.InputError` unless the welded mesh is closed and encloses a
+        positive volume (what an SDF needs); the message says what is wrong and how to fix it."""
+        self.solid()
+
+    def is_closed(self) -> bool:
+        try:
+            self.solid()
+        except InputError:
+            return False
+        return True
 
     def convex_hull(self, max_vertices: int = -1) -> "ConvexMesh":
         """The convex hull of the vertices (``physics:approximation = "convexHull"``), with at most
@@ -354,6 +377,7 @@ class Mesh(Geometry):
         return ConvexMesh.from_points(self.vertices, max_vertices=max_vertices, name=f"convex hull of {self.name}")
 
     def signed_volume(self) -> float:
+        """Σ over the faces as given of the signed tetrahedron volumes (overlapping pieces count twice)."""
         a, b, c = (self.vertices[self.faces[:, k]] for k in range(3))
         return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
 
@@ -366,21 +390,32 @@ class Mesh(Geometry):
     def key(self):
         return self._key
 
+    def _solid_trimesh(self):
+        import trimesh
+
+        if self.is_closed():
+            s = self.solid()
+            return trimesh.Trimesh(s.vertices, s.faces, process=False)
+        return self.to_trimesh()
+
     def volume(self):
-        return self.signed_volume()
+        """The solid's volume (overlaps counted once); an open mesh: :meth:`signed_volume`."""
+        return self.solid().volume if self.is_closed() else self.signed_volume()
 
     def center_of_mass(self):
-        return np.asarray(self.to_trimesh().center_mass, dtype=float)
+        return np.asarray(self._solid_trimesh().center_mass, dtype=float)
 
     def unit_inertia(self):
-        tm = self.to_trimesh()
+        tm = self._solid_trimesh()
         tm.density = 1.0
         return np.asarray(tm.moment_inertia, dtype=float)
 
     def phi(self, points):
-        from .mesh_distance import MeshDistance
+        """The reference signed distance (sign from the winding number of the mesh as given; see
+        :func:`~hydro.geometry.mesh_check.reference_signed_distance`), defined for open meshes too."""
+        from .mesh_check import reference_signed_distance
 
-        return MeshDistance(self).signed_distance(points)
+        return reference_signed_distance(self, points, solid=self.solid() if self.is_closed() else None)
 
 
 @dataclass(frozen=True, eq=True)

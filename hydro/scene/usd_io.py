@@ -44,7 +44,7 @@ import numpy as np
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 from . import validate as rules
-from ..errors import SceneError
+from ..errors import InputError, SceneError
 from ..geometry import Box, Capsule, Cone, ConvexMesh, Cylinder, Ellipsoid, Mesh, Plane, Sphere
 from ..transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate
 from .material import DEFAULT_MATERIAL, MATERIAL_FIELDS, material_row
@@ -205,9 +205,9 @@ def _open(path) -> Usd.Stage:
     try:
         stage = Usd.Stage.Open(path)
     except Exception as exc:  # pxr raises Tf.ErrorException: keep the first error's own words
-        raise ValueError(f"{path}: cannot be read as USD: {_usd_error(exc)}") from None
+        raise InputError(f"{path}: cannot be read as USD: {_usd_error(exc)}") from None
     if stage is None:
-        raise ValueError(f"{path}: cannot be read as USD")
+        raise InputError(f"{path}: cannot be read as USD")
     return stage
 
 

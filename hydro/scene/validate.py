@@ -169,6 +169,9 @@ NON_VOLUMETRIC = ("plane", "heightfield")
 #: m, the range of collider sizes (radii, edges, heights; a mesh's largest extent) hydro accepts.
 MIN_LENGTH = 1e-6
 MAX_LENGTH = 1e4
+#: The stage units hydro converts (HYDRO.STG.001): beyond them a unit's powers (density is
+#: kg/unit³) overflow or vanish in float64 before any size rule can name a prim.
+UNIT_RANGE = (1e-9, 1e9)
 #: Bytes one SDF may need while it is built (HYDRO.BUD.001); the environment variable
 #: ``HYDRO_SDF_BUDGET_GIB`` changes it.
 DEFAULT_SDF_BUDGET_GIB = 4.0
@@ -242,6 +245,15 @@ def format_findings(findings) -> str:
     return "\n".join(str(f) for f in findings)
 
 
+def _shown(value) -> str:
+    """``value`` as a finding shows it: plain Python numbers, not NumPy's ``np.float64(-1.0)``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return repr(value)
+
+
 def _finding(code: str, path: str, message: str, severity: str | None = None) -> Finding:
     return Finding(code, severity or CODES[code][0], path, message)
 
@@ -289,37 +301,37 @@ def shape_findings(path: str, *, kind: str, hydroelastic, stiffness, max_resolut
                                 f"({watertight_error}): planes, heightfields and non-watertight meshes cannot "
                                 f"be hydroelastic"))
     elif not isinstance(hydroelastic, bool):
-        out.append(_finding(col, path, f"newton:hydroelasticEnabled must be true or false, got {hydroelastic!r}"))
+        out.append(_finding(col, path, f"newton:hydroelasticEnabled must be true or false, got {_shown(hydroelastic)}"))
     if not _finite_at_least(stiffness, 0.0, strict=True):
         if hydroelastic is True:
             out.append(_finding(col, path, f"newton:hydroelasticStiffness must be a finite number > 0 (N/m^3), "
-                                           f"got {stiffness!r}"))
+                                           f"got {_shown(stiffness)}"))
         else:
             out.append(_finding(col, path, f"newton:hydroelasticStiffness must be a finite number > 0 (N/m^3), "
-                                           f"got {stiffness!r} (ignored: the shape is not hydroelastic)", WARNING))
+                                           f"got {_shown(stiffness)} (ignored: the shape is not hydroelastic)", WARNING))
     r = max_resolution
     if not (_is_int(r) and r > 0 and r % 8 == 0):
-        out.append(_finding(col, path, f"newton:sdfMaxResolution must be a positive multiple of 8, got {r!r}"))
+        out.append(_finding(col, path, f"newton:sdfMaxResolution must be a positive multiple of 8, got {_shown(r)}"))
     if not (_is_number(narrow_band_inner) and math.isfinite(narrow_band_inner) and narrow_band_inner < 0):
         out.append(_finding(col, path, f"newton:sdfNarrowBandInner must be a finite number < 0 (m), "
-                                       f"got {narrow_band_inner!r}"))
+                                       f"got {_shown(narrow_band_inner)}"))
     if not (_is_number(narrow_band_outer) and math.isfinite(narrow_band_outer) and narrow_band_outer > 0):
         out.append(_finding(col, path, f"newton:sdfNarrowBandOuter must be a finite number > 0 (m), "
-                                       f"got {narrow_band_outer!r}"))
+                                       f"got {_shown(narrow_band_outer)}"))
     if texture_format not in TEXTURE_FORMATS:
         out.append(_finding(col, path, f"newton:sdfTextureFormat must be one of {', '.join(TEXTURE_FORMATS)}, "
-                                       f"got {texture_format!r}"))
+                                       f"got {_shown(texture_format)}"))
     if target_voxel_size is not None and not _finite_at_least(target_voxel_size, 0.0, strict=True, sentinel=sentinels):
         out.append(_finding(col, path, f"newton:sdfTargetVoxelSize must be a finite number > 0 (m)"
-                                       f"{' or -inf (unset)' if sentinels else ''}, got {target_voxel_size!r}"))
+                                       f"{' or -inf (unset)' if sentinels else ''}, got {_shown(target_voxel_size)}"))
     if padding is not None and not _finite_at_least(padding, 0.0, sentinel=sentinels):
         out.append(_finding(col, path, f"newton:sdfPadding must be a finite number >= 0 (m)"
-                                       f"{' or -inf (the engine default)' if sentinels else ''}, got {padding!r}"))
+                                       f"{' or -inf (the engine default)' if sentinels else ''}, got {_shown(padding)}"))
     if not _finite_at_least(margin, 0.0):
-        out.append(_finding(col, path, f"newton:contactMargin must be a finite number >= 0 (m), got {margin!r}"))
+        out.append(_finding(col, path, f"newton:contactMargin must be a finite number >= 0 (m), got {_shown(margin)}"))
     if not _finite_at_least(gap, 0.0, sentinel=sentinels):
         out.append(_finding(col, path, f"newton:contactGap must be a finite number >= 0 (m)"
-                                       f"{' or -inf (the engine default)' if sentinels else ''}, got {gap!r}"))
+                                       f"{' or -inf (the engine default)' if sentinels else ''}, got {_shown(gap)}"))
     return out
 
 
@@ -334,24 +346,24 @@ def newton_mass_findings(path: str, *, xformable: bool, attributes: dict) -> lis
     if "newton:inertia" in attributes:
         inertia = attributes["newton:inertia"]
         if not isinstance(inertia, (list, tuple)):
-            out.append(_finding(code, path, f"newton:inertia must be an array, got {inertia!r}"))
+            out.append(_finding(code, path, f"newton:inertia must be an array, got {_shown(inertia)}"))
         elif len(inertia) != 0:
             if len(inertia) != 6:
                 out.append(_finding(code, path, f"newton:inertia must be empty or contain exactly 6 elements "
                                                 f"[Ixx, Iyy, Izz, Ixy, Ixz, Iyz], got {len(inertia)}"))
             elif not all(_is_number(v) and math.isfinite(v) for v in inertia):
-                out.append(_finding(code, path, f"newton:inertia elements must be finite, got {list(inertia)}"))
+                out.append(_finding(code, path, f"newton:inertia elements must be finite, got {_shown(list(inertia))}"))
             elif min(inertia[:3]) < 0:
                 out.append(_finding(code, path, f"newton:inertia diagonal terms Ixx, Iyy, Izz must be non-negative, "
-                                                f"got {list(inertia[:3])}"))
+                                                f"got {_shown(list(inertia[:3]))}"))
     model = attributes.get("newton:massModel")
     if "newton:massModel" in attributes and model not in MASS_MODELS:
-        out.append(_finding(code, path, f"newton:massModel must be solid or shell, got {model!r}"))
+        out.append(_finding(code, path, f"newton:massModel must be solid or shell, got {_shown(model)}"))
     if "newton:shellThickness" in attributes:
         t = attributes["newton:shellThickness"]
         if not (_is_number(t) and ((math.isfinite(t) and t > 0) or t == -math.inf)):
             out.append(_finding(code, path, f"newton:shellThickness must be finite and > 0, or -inf (the solver "
-                                            f"chooses), got {t!r}"))
+                                            f"chooses), got {_shown(t)}"))
     return out
 
 
@@ -362,18 +374,18 @@ def physics_mass_findings(path: str, attributes: dict) -> list[Finding]:
         if name in attributes:
             v = attributes[name]
             if not (_is_number(v) and math.isfinite(v) and v >= 0):
-                out.append(_finding("HYDRO.MAS.001", path, f"{name} must be a finite number >= 0, got {v!r}"))
+                out.append(_finding("HYDRO.MAS.001", path, f"{name} must be a finite number >= 0, got {_shown(v)}"))
     if "physics:centerOfMass" in attributes:
         v = attributes["physics:centerOfMass"]
         ok = isinstance(v, (list, tuple)) and len(v) == 3 and all(_is_number(x) for x in v) and (
             all(math.isfinite(x) for x in v) or all(x == -math.inf for x in v))
         if not ok:
             out.append(_finding("HYDRO.MAS.001", path, f"physics:centerOfMass must be 3 finite numbers "
-                                                       f"(or -inf: unset), got {v!r}"))
+                                                       f"(or -inf: unset), got {_shown(v)}"))
     if "physics:diagonalInertia" in attributes:
         v = attributes["physics:diagonalInertia"]
         if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(_is_number(x) and math.isfinite(x) and x >= 0 for x in v)):
-            out.append(_finding("HYDRO.MAS.001", path, f"physics:diagonalInertia must be 3 finite numbers >= 0, got {v!r}"))
+            out.append(_finding("HYDRO.MAS.001", path, f"physics:diagonalInertia must be 3 finite numbers >= 0, got {_shown(v)}"))
     return out
 
 
@@ -409,12 +421,14 @@ def collider_schema_findings(path: str, *, type_name: str, schemas, applied=()) 
 
 
 def stage_findings(*, meters_per_unit, kilograms_per_unit, path: str = "/") -> list[Finding]:
-    """HYDRO.STG.001: the stage's units must be finite and > 0."""
+    """HYDRO.STG.001: the stage's units must be finite and > 0, within :data:`UNIT_RANGE`."""
     out = []
+    lo, hi = UNIT_RANGE
     for name, v in (("metersPerUnit", meters_per_unit), ("kilogramsPerUnit", kilograms_per_unit)):
-        if not _finite_at_least(v, 0.0, strict=True):
-            out.append(_finding("HYDRO.STG.001", path, f"the stage's {name} must be a finite number > 0, got {v!r}: "
-                                                       f"every length (or mass) is multiplied by it"))
+        if not (_finite_at_least(v, 0.0, strict=True) and lo <= v <= hi):
+            out.append(_finding("HYDRO.STG.001", path, f"the stage's {name} must be a finite number > 0 (within "
+                                                       f"{lo:g}..{hi:g}), got {_shown(v)}: every length (or mass) is "
+                                                       f"multiplied by it"))
     return out
 
 
@@ -461,7 +475,7 @@ def sdf_budget_bytes() -> float:
         try:
             gib = float(text)
         except ValueError:
-            raise ValueError(f"HYDRO_SDF_BUDGET_GIB must be a number of GiB, got {text!r}") from None
+            raise ValueError(f"HYDRO_SDF_BUDGET_GIB must be a number of GiB, got {_shown(text)}") from None
     return gib * 2.0**30
 
 
@@ -503,7 +517,7 @@ def sdf_budget_findings(path: str, geometry, settings, extra_padding: float = 0.
     else:
         name = "newton:sdfMaxResolution"
         value = settings.max_resolution
-    return [_finding("HYDRO.BUD.001", path, f"{name} = {value!r} makes this shape's SDF a {res[0]}x{res[1]}x{res[2]} "
+    return [_finding("HYDRO.BUD.001", path, f"{name} = {_shown(value)} makes this shape's SDF a {res[0]}x{res[1]}x{res[2]} "
                                             f"grid that needs about {_bytes(need)} to build, over hydro's budget of "
                                             f"{_bytes(limit)} (HYDRO_SDF_BUDGET_GIB): lower the resolution")]
 
@@ -589,7 +603,7 @@ def validate_records(records) -> list[Finding]:
             for name in ("physics:velocity", "physics:angularVelocity"):
                 v = r.attributes.get(name, (0.0, 0.0, 0.0))
                 if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(_is_number(x) and math.isfinite(x) for x in v)):
-                    out.append(_finding("HYDRO.BOD.001", r.path, f"{name} must be 3 finite numbers, got {v!r}"))
+                    out.append(_finding("HYDRO.BOD.001", r.path, f"{name} must be 3 finite numbers, got {_shown(v)}"))
         if r.type_name.startswith("Physics") and r.type_name.endswith("Joint"):
             out.append(_finding("HYDRO.USD.001", r.path, f"{r.type_name}: hydro has no joints; the joint is ignored"))
         if not r.collider:
@@ -605,7 +619,7 @@ def validate_records(records) -> list[Finding]:
             out.append(_finding("NEWTON.COL.002", r.path, "newton:hydroelasticEnabled is true but no SDF source "
                                                           "(newton:sdfMaxResolution or newton:sdfTargetVoxelSize) is "
                                                           f"authored: hydro uses the schema's newton:sdfMaxResolution "
-                                                          f"= {values['max_resolution']!r}", WARNING))
+                                                          f"= {_shown(values['max_resolution'])}", WARNING))
         if not r.has(SDF_COLLISION_API):
             stray = sorted(k for k in r.attributes if k in SDF_COLLISION_DEFAULTS)
             if stray:

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import prange
 
 from ..backend import cpu_jit
+from ..errors import InputError
 from ..geometry import MESH, Geometry, Mesh
+from ..geometry.mesh_check import MeshWarning
 from .pack import SDFPack
 from .layout import BRICK, BRICK_SAMPLES, FORMAT_DTYPES, SAMPLES_PER_BRICK, SDFSettings, grid_layout
 from .sample import trilerp
@@ -187,6 +190,7 @@ class SDF:
     |  |  | field's only jump, where such a brick meets a fine one; <= coarse_tolerance) |
     | ``brick_slopes`` | (bz, by, bx, 3) | float32 bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the stored |
     |  |  | field over the brick (each <= 1 for a distance) |
+    | ``notes`` | | meshes: what welding and merging did (one line each) |
     """
 
     geometry: Geometry
@@ -204,6 +208,7 @@ class SDF:
     coarse_error: float = 0.0
     build_seconds: float = 0.0
     band_bricks: int = 0
+    notes: tuple = ()  # meshes: welding, merged pieces (one line each)
     _pack: "SDFPack | None" = field(default=None, repr=False)
 
     @property
@@ -264,24 +269,50 @@ class SDF:
         return np.stack([x, y, z], axis=-1)
 
 
-def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_padding: float = 0.0) -> SDF:
+def _mesh_evaluator(mesh: Mesh, allow_open: bool):
+    """(φ at points, notes) for a mesh: the solid's exact distance, or winding-signed for an open
+    mesh when allowed."""
+    from ..geometry.mesh_distance import MeshDistance
+
+    if allow_open and not mesh.is_closed():
+        return MeshDistance(mesh, sign="winding").signed_distance, [
+            "open mesh: distance to its triangles, sign from winding numbers (not for hydroelastic contact)"]
+    md = MeshDistance(mesh)  # raises InputError for an open mesh, with the fix
+    return md.signed_distance, list(md.solid.notes)
+
+
+def _mesh_size_warnings(mesh: Mesh, voxel: float, settings: SDFSettings) -> None:
+    from ..geometry.mesh_check import size_warnings
+
+    for message in size_warnings(mesh, voxel=voxel, narrow_band_inner=settings.narrow_band_inner,
+                                 narrow_band_outer=settings.narrow_band_outer):
+        warnings.warn(message, MeshWarning, stacklevel=4)
+
+
+def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_padding: float = 0.0,
+              allow_open: bool = False) -> SDF:
     """Build the sparse narrow-band SDF of ``geometry`` (CPU).
 
     ``extra_padding`` (m) widens the box beyond ``settings.padding``, e.g. by the shape's
-    contact margin and gap. Meshes must be watertight; other bad input raises ``ValueError``.
+    contact margin and gap. A mesh is welded and must then be closed (its field is the exact
+    distance to the solid it bounds, with pieces that touch or overlap merged; see
+    :meth:`~hydro.geometry.Mesh.solid`), unless ``allow_open``: an open mesh then gets the
+    distance to its triangles signed by winding numbers (the default contact path; never
+    hydroelastic). ``SDF.notes`` says what was done to a mesh; a mesh implausibly large or small, or whose
+    voxel is wider than the narrow band, gets a :class:`~hydro.geometry.mesh_check.MeshWarning`.
+    Bad input raises :class:`~hydro.errors.InputError`.
     """
     settings = settings or SDFSettings()
     if not isinstance(geometry, Geometry):
-        raise ValueError(f"geometry must be a hydro Geometry, got {type(geometry).__name__}")
+        raise InputError(f"geometry must be a hydro Geometry, got {type(geometry).__name__}")
     if not geometry.volumetric:
-        raise ValueError(f"a {geometry.kind_name} has no inside and cannot have an SDF")
+        raise InputError(f"a {geometry.kind_name} has no inside and cannot have an SDF")
     if not math.isfinite(extra_padding) or extra_padding < 0.0:
-        raise ValueError(f"extra_padding must be a finite number >= 0, got {extra_padding!r}")
+        raise InputError(f"extra_padding must be a finite number >= 0, got {extra_padding!r}")
     t0 = time.perf_counter()
+    notes = []
     if isinstance(geometry, Mesh):  # meshes and convex hulls
-        from ..geometry.mesh_distance import MeshDistance
-
-        evaluate = MeshDistance(geometry).signed_distance  # checks watertightness
+        evaluate, notes = _mesh_evaluator(geometry, allow_open)
     else:
         evaluate = _primitive_phi_points(geometry)
     lo, hi = geometry.local_aabb()
@@ -293,8 +324,6 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     cz, cy, cx = (np.arange(nb[k] + 1) * BRICK * h + origin[k] for k in (2, 1, 0))
     Z, Y, X = np.meshgrid(cz, cy, cx, indexing="ij")
     coarse_pts = np.stack([X.ravel(), Y.ravel(), Z.ravel()], axis=1)
-    coarse = evaluate(coarse_pts).astype(np.float32)
-
     # bricks whose centre lies within band + half the brick diagonal of the surface
     b_idx = np.arange(n_bricks)
     centers = np.stack([
@@ -302,6 +331,9 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         origin[1] + ((b_idx // nb[0]) % nb[1] + 0.5) * BRICK * h,
         origin[2] + (b_idx // (nb[0] * nb[1]) + 0.5) * BRICK * h,
     ], axis=1)
+    if isinstance(geometry, Mesh):
+        _mesh_size_warnings(geometry, h, settings)
+    coarse = evaluate(coarse_pts).astype(np.float32)
     phi_c = evaluate(centers)
     half_diag = 0.5 * math.sqrt(3.0) * BRICK * h
     inner, outer = settings.narrow_band_inner, settings.narrow_band_outer
@@ -358,6 +390,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         offset=float(offset),
         build_seconds=time.perf_counter() - t0,
         band_bricks=int(len(band)),
+        notes=tuple(notes),
     )
 
 
@@ -381,4 +414,5 @@ def report(sdf: SDF) -> str:
         f"({100.0 * m.total_bytes / m.dense_same_format_bytes:.1f}% of it)",
         f"build        {sdf.build_seconds * 1e3:.1f} ms",
     ]
+    lines.extend(f"mesh         {note}" for note in sdf.notes)
     return "\n".join(lines)

@@ -75,7 +75,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arguments import float_array, number
+from ..budget import check_substeps
 from ..contact.types import CONTACT_POINT
+from ..errors import InputError
 from ..scene.material import MAT_CONTACT_STIFFNESS
 from ..scene.model import DEFAULT_ENV_SPACING, Model, State
 from ..transforms import quat_mul, quat_normalize, quat_rotate, quat_to_matrix
@@ -133,26 +136,18 @@ class Simulation:
             model = load_usd(scene, num_envs=num_envs, env_spacing=env_spacing)
             scene_gravity = read_gravity(scene)
         else:
-            raise ValueError(f"scene must be a USD path or a hydro Model, got {type(scene).__name__}")
+            raise InputError(f"scene must be a USD path or a hydro Model, got {type(scene).__name__}")
         self.model = model
-        dt = float(dt)
-        if not math.isfinite(dt) or dt <= 0.0:
-            raise ValueError(f"dt must be a finite number > 0 (s), got {dt!r}")
-        self.dt = dt
-        g = np.asarray(scene_gravity if gravity is None else gravity, dtype=float).reshape(-1)
+        self.dt = dt = number(dt, "dt", exclusive_minimum=0.0, unit="s")
+        g = float_array(scene_gravity if gravity is None else gravity, "gravity").reshape(-1)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise ValueError(f"gravity must be 3 finite numbers (m/s²), got {gravity!r}")
+            raise InputError(f"gravity must be 3 finite numbers (m/s²), got {gravity!r}")
         self.gravity = g
-        z = float(damping_ratio)
-        if not math.isfinite(z) or z < 0.0:
-            raise ValueError(f"damping_ratio must be a finite number >= 0, got {damping_ratio!r}")
-        self.damping_ratio = z
+        self.damping_ratio = number(damping_ratio, "damping_ratio", minimum=0.0)
         if isinstance(friction_iterations, bool) or not isinstance(friction_iterations, int) or friction_iterations < 1:
-            raise ValueError(f"friction_iterations must be an integer >= 1, got {friction_iterations!r}")
+            raise InputError(f"friction_iterations must be an integer >= 1, got {friction_iterations!r}")
         self.friction_iterations = friction_iterations
-        margin = float(stability_margin)
-        if not 0.0 < margin <= 1.0:
-            raise ValueError(f"stability_margin must be in (0, 1], got {stability_margin!r}")
+        margin = number(stability_margin, "stability_margin", exclusive_minimum=0.0, maximum=1.0)
         self._config_arg = config
         self._device_arg = device
         self._active_seen = None
@@ -266,12 +261,12 @@ class Simulation:
         h_crit = a / omega if omega > 0.0 else math.inf
         if isinstance(substeps, str):
             if substeps != "auto":
-                raise ValueError(f"substeps must be 'auto' or a positive integer, got {substeps!r}")
+                raise InputError(f"substeps must be 'auto' or a positive integer, got {substeps!r}")
             n = 1 if omega == 0.0 else max(1, math.ceil(self.dt / (margin * h_crit)))
-            return StabilityReport(omega, h_crit, n, True)
+            return StabilityReport(omega, h_crit, check_substeps(n, dt=self.dt, critical_step=margin * h_crit), True)
         if isinstance(substeps, bool) or not isinstance(substeps, (int, np.integer)) or substeps < 1:
-            raise ValueError(f"substeps must be 'auto' or a positive integer, got {substeps!r}")
-        return StabilityReport(omega, h_crit, int(substeps), False)
+            raise InputError(f"substeps must be 'auto' or a positive integer, got {substeps!r}")
+        return StabilityReport(omega, h_crit, check_substeps(int(substeps), dt=self.dt, auto=False), False)
 
     # ------------------------------------------------------------------------------------------
     def set_kinematic_script(self, bodies, script) -> np.ndarray:

@@ -82,10 +82,12 @@ def _format(path) -> str:
 
 def save_figure(fig, path, *, dpi: int = 100) -> str:
     """Write ``fig`` to ``path`` in the format its extension names (:data:`FORMATS`); returns the path."""
+    from .outputs import atomic_file
+
     fmt = _format(path)
     rc_context, _, _ = _matplotlib()
-    with rc_context(STYLE):
-        fig.savefig(path, format=fmt, dpi=dpi, facecolor="white")
+    with rc_context(STYLE), atomic_file(path) as tmp:  # the picture appears whole or not at all
+        fig.savefig(tmp, format=fmt, dpi=dpi, facecolor="white")
     return os.fspath(path)
 
 

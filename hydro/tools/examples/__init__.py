@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib
 
+from ...arguments import integer
+from ...errors import InputError
+
 #: example name → (module, one-line description)
 EXAMPLES = {
     "contact-sensor": ("hydro.tools.examples.contact_sensor",
@@ -12,8 +15,11 @@ EXAMPLES = {
 
 
 def run_example(name: str, **kwargs) -> int:
-    """Run example ``name`` (see :data:`EXAMPLES`); keyword arguments go to its ``main``."""
+    """Run example ``name`` (see :data:`EXAMPLES`); keyword arguments go to its ``main``
+    (``steps``, when given, must be an integer >= 1: leave it out for the example's own)."""
     if name not in EXAMPLES:
-        raise ValueError(f"no example named {name!r}; the examples are: {', '.join(sorted(EXAMPLES))}")
+        raise InputError(f"no example named {name!r}; the examples are: {', '.join(sorted(EXAMPLES))}")
+    if "steps" in kwargs:
+        kwargs["steps"] = integer(kwargs["steps"], "steps", minimum=1)
     module = importlib.import_module(EXAMPLES[name][0])
     return int(module.main(**kwargs) or 0)
