@@ -12,13 +12,15 @@ cheap)::
 |---|---|---|
 | ``ModelBuilder``, ``Model``, ``State`` | :mod:`hydro.scene.model` | a scene's bodies, shapes and SDFs |
 | ``load_usd``, ``save_usd``, ``validate_usd`` | :mod:`hydro.scene.usd_io` | USD in and out |
-| ``HydroelasticPipeline`` | :mod:`hydro.contact.pipeline` | contacts at given poses |
+| ``CollisionPipeline`` | :mod:`hydro.contact.collision` | contacts of both paths (hydroelastic + point) at given poses |
+| ``HydroelasticPipeline`` | :mod:`hydro.contact.pipeline` | hydroelastic contacts only, at given poses |
+| ``PointContactPipeline`` | :mod:`hydro.contact.point_pipeline` | the default path's point contacts only |
 | ``HydroError``, ``InputError``, ``SceneError``, ``BudgetError``, ``ContactOverflowError``, ``Interrupted``, ``HydroWarning`` | :mod:`hydro.errors` | what hydro raises and warns |
-| ``Contacts``, ``CollisionResult`` | :mod:`hydro.contact.types` | the contact table and a call's results |
+| ``Contacts``, ``CollisionResult``, ``RigidContacts``, ``CONTACT_HYDROELASTIC``, ``CONTACT_POINT`` | :mod:`hydro.contact.types` | the contact table (``kind``: which path), a call's results, Newton's layout |
 | ``NewtonConfig``, ``CollisionConfig``, ``HydroelasticConfig``, ``configure_newton`` | :mod:`hydro.contact.config` | runtime options |
 | ``reduce_contacts`` | :mod:`hydro.contact.reduction` | contact reduction on its own |
 | ``SDFSettings``, ``build_sdf``, ``SDF`` | :mod:`hydro.sdf` | sparse signed distance fields |
-| ``Sphere``, ``Box``, ``Capsule``, ``Cylinder``, ``Cone``, ``Ellipsoid``, ``Mesh``, ``Plane`` | :mod:`hydro.geometry` | shapes |
+| ``Sphere``, ``Box``, ``Capsule``, ``Cylinder``, ``Cone``, ``Ellipsoid``, ``Mesh``, ``ConvexMesh``, ``Plane`` | :mod:`hydro.geometry` | shapes |
 | ``Simulation`` | :mod:`hydro.sim.simulation` | the penalty solver for experiments |
 | ``ContactSensor``, ``ContactSensorCfg``, ``ContactSensorData`` | :mod:`hydro.sim.sensors` | Isaac Lab–style sensors |
 | ``launch_contact_data`` | :mod:`hydro.sim.contact_data` | per sensor/filter contact data |
@@ -37,6 +39,8 @@ _PUBLIC = {
     "ModelBuilder": "scene.model", "Model": "scene.model", "State": "scene.model",
     "load_usd": "scene.usd_io", "save_usd": "scene.usd_io", "validate_usd": "scene.usd_io",
     "HydroelasticPipeline": "contact.pipeline", "ContactOverflowError": "errors",
+    "CollisionPipeline": "contact.collision", "PointContactPipeline": "contact.point_pipeline",
+    "RigidContacts": "contact.types", "CONTACT_HYDROELASTIC": "contact.types", "CONTACT_POINT": "contact.types",
     "HydroError": "errors", "InputError": "errors", "SceneError": "errors", "BudgetError": "errors",
     "Interrupted": "errors", "HydroWarning": "errors",
     "Contacts": "contact.types", "CollisionResult": "contact.types",
@@ -45,7 +49,7 @@ _PUBLIC = {
     "reduce_contacts": "contact.reduction",
     "SDFSettings": "sdf", "build_sdf": "sdf", "SDF": "sdf",
     "Sphere": "geometry", "Box": "geometry", "Capsule": "geometry", "Cylinder": "geometry", "Cone": "geometry",
-    "Ellipsoid": "geometry", "Mesh": "geometry", "Plane": "geometry",
+    "Ellipsoid": "geometry", "Mesh": "geometry", "ConvexMesh": "geometry", "Plane": "geometry",
     "Simulation": "sim.simulation",
     "ContactSensor": "sim.sensors", "ContactSensorCfg": "sim.sensors", "ContactSensorData": "sim.sensors",
     "launch_contact_data": "sim.contact_data",

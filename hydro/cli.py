@@ -144,16 +144,17 @@ def _collide_config(args):
 
     from .contact.config import active_config
 
-    hydro_cfg = active_config().collision_cfg.hydroelastic
+    collision_cfg = active_config().collision_cfg
     if args.no_reduce:
-        hydro_cfg = replace(hydro_cfg, reduce_contacts=False)
-    return hydro_cfg
+        collision_cfg = replace(collision_cfg, hydroelastic=replace(collision_cfg.hydroelastic, reduce_contacts=False))
+    return collision_cfg
 
 
 def _cmd_collide(args) -> int:
     import json
 
-    from .contact.pipeline import HydroelasticPipeline
+    from .contact.collision import CollisionPipeline
+    from .contact.types import CONTACT_KIND_NAMES
     from .scene.usd_io import load_usd
     from .tools.outputs import atomic_file, output_file
 
@@ -161,7 +162,7 @@ def _cmd_collide(args) -> int:
         output_file(args.out)  # before any work: a folder or a missing folder is refused now
     model = load_usd(args.scene)
     cfg = _collide_config(args)
-    pipe = HydroelasticPipeline(model, cfg, device=args.device)
+    pipe = CollisionPipeline(model, cfg, device=args.device)
     poses = model.shape_world_poses(model.state())
     t0 = time.perf_counter()
     pipe.collide(poses)  # the first call compiles (or loads) the kernels
@@ -174,7 +175,8 @@ def _cmd_collide(args) -> int:
     pairs = []
     for s in result.pair_summaries():
         pairs.append({
-            "shape_a": paths[s.shape_a], "shape_b": paths[s.shape_b], "contact_count": s.contact_count,
+            "shape_a": paths[s.shape_a], "shape_b": paths[s.shape_b], "kind": CONTACT_KIND_NAMES[s.kind],
+            "contact_count": s.contact_count,
             "net_force": [float(v) for v in s.net_force], "net_torque": [float(v) for v in s.net_torque],
             "patch_area": float(s.patch_area),
             "center_of_pressure": [None if not np.isfinite(v) else float(v) for v in s.center_of_pressure],
@@ -186,18 +188,21 @@ def _cmd_collide(args) -> int:
         table = contacts.as_dict()
         with atomic_file(args.out) as tmp, open(tmp, "wb") as fh:  # a file object: no ".npz" is appended
             np.savez(fh, **table, shape_paths=np.array(paths), pair_shape_a=result.pair_shape_a,
-                     pair_shape_b=result.pair_shape_b)
+                     pair_shape_b=result.pair_shape_b, pair_kind=result.pair_kind)
     if args.json:
         print(json.dumps({"pairs": pairs, "contact_count": len(contacts), "overflow": overflow,
                           "timings_ms": {k: round(v, 4) for k, v in result.timings_ms.items()}}))
         return 0
     print(f"scene        {args.scene}: {len(paths)} shapes, {len(model.body_path)} bodies, device {pipe.device.name}")
-    print(f"contacts     {len(contacts)} ({'reduced from ' + str(result.counts.get('triangles', 0)) + ' patch triangles' if cfg.reduce_contacts else 'patch triangles, unreduced'})")
+    n_point = int((contacts.kind != 0).sum())
+    hyd_text = ('reduced from ' + str(result.counts.get('triangles', 0)) + ' patch triangles'
+                if cfg.hydroelastic.reduce_contacts else 'patch triangles, unreduced')
+    print(f"contacts     {len(contacts)} ({len(contacts) - n_point} hydroelastic, {hyd_text}; {n_point} point)")
     for pr in pairs:
         f = pr["net_force"]
         cop = pr["center_of_pressure"]
         cop_text = "-" if cop[0] is None else "(" + ", ".join(f"{v:.5f}" for v in cop) + ") m"
-        print(f"pair         {pr['shape_a']} -> {pr['shape_b']}: {pr['contact_count']} contacts, force on B "
+        print(f"pair         {pr['shape_a']} -> {pr['shape_b']} ({pr['kind']}): {pr['contact_count']} contacts, force on B "
               f"({f[0]:.4g}, {f[1]:.4g}, {f[2]:.4g}) N, area {pr['patch_area'] * 1e4:.4g} cm², "
               f"centre of pressure {cop_text}")
     if overflow:

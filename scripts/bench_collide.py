@@ -12,7 +12,9 @@ workspace plus the largest NumPy allocation during a call, by tracemalloc). Scen
 shipped ones (at their authored poses) and N boxes of 0.1 m resting 2 mm deep in a 1 m thick
 ground, N = 1, 16, 256, 4096; then two scaling checks: the same boxes hovering 5 mm above
 the ground (pairs that pass the broad phase but do not touch), and a box ten times taller
-(more volume, same patch).
+(more volume, same patch). Last, the default contact path (point contacts) beside MuJoCo's
+``mj_collision`` on the same scenes in the same run (:mod:`bench_points`: 1, 256 and 4096
+boxes on a plane, a pile of 1000 mixed primitives); ``--no-points`` skips it.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--max-boxes", type=int, default=4096)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda", "both"])
+    ap.add_argument("--no-points", action="store_true", help="skip the point-contact rows (MuJoCo beside them)")
     args = ap.parse_args()
     configure_runtime(announce_compiles=True)
     from numba import cuda
@@ -112,6 +115,9 @@ def main():
         print(header)
         print("-" * len(header))
         scenes = [(os.path.basename(p)[:-5], load_usd(p)) for p in sorted(glob.glob(os.path.join(ROOT, "scenes", "*.usda")))]
+        # the hydroelastic path's table: the scenes whose every shape is hydroelastic (the plane
+        # scenes are the point-contact rows' business)
+        scenes = [(name, m) for name, m in scenes if m.shape_hydroelastic.all()]
         n = 1
         while n <= args.max_boxes:
             scenes.append((f"{n} boxes on the ground", boxes_on_ground(n)))
@@ -129,6 +135,11 @@ def main():
             t, res, stage, mem = measure(model, device, args.repeat, reduce=True)
             row(name, t, res, stage, mem)
         print()
+        if not args.no_points:
+            from bench_points import print_table
+
+            print_table(args.repeat, args.max_boxes, device)
+            print()
 
 
 if __name__ == "__main__":

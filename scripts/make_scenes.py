@@ -387,6 +387,11 @@ SDF: newton:sdfMaxResolution 64; newton:contactGap {GAP} m on the dynamic shapes
 
 
 def pinch():
+    header, stage = _pinch_stage()
+    return text(stage, header)
+
+
+def _pinch_stage():
     a, rho, mu, d = 0.05, 800.0, 0.8, 0.002
     pad = (0.02, 0.03, 0.03)  # finger pad: thickness along X, then Y, Z
     m = rho * a**3
@@ -418,7 +423,7 @@ def pinch():
     c = cube(stage, "/World/envs/env_0/Box/Collider", a)
     hydroelastic(c, k, gap=GAP)
     UsdShade.MaterialBindingAPI.Apply(c).Bind(mat, UsdShade.Tokens.weakerThanDescendants, "physics")
-    return text(stage, f"""
+    return f"""
 pinch: two parallel-jaw fingers pinch a box and hold it up by friction alone (no ground).
 Units: SI (m, kg, s); Z-up; gravity 9.81 m/s^2 along -Z.
 Bodies: /World/envs/env_0/Gripper (PhysicsArticulationRootAPI, at z = {z} m) holds two kinematic
@@ -432,7 +437,7 @@ Stiffness: k = {k:.3g} N/m^3 on every shape, k_eff = k/2 = {ke:.3g} N/m^3.
   k_eff * V = {fmt(n, ' N')} per jaw. Friction can hold 2 mu N = {fmt(2 * mu * n, ' N')}, about
   {2 * mu * n / w:.2g} x the weight {fmt(w, ' N')} (k chosen for twice the {fmt(need, ' N')} per jaw needed).
 SDF: newton:sdfMaxResolution 64; newton:contactGap {GAP} m on the dynamic shape.
-""")
+""", stage
 
 
 def boxes_envs():
@@ -466,6 +471,131 @@ SDF: newton:contactGap {GAP} m on the dynamic shape.
 """)
 
 
+# ------------------------------------------------------------------------------------------
+# scenes on the default contact path (point contacts; a ground plane)
+
+K_POINT = 1.0e5  # N/m, hydro's default newton:contactStiffness (DEFAULT_CONTACT_STIFFNESS)
+
+
+def ground_plane(stage, path="/World/Ground"):
+    """A static, infinite collision plane z = 0 (UsdGeom.Plane, axis Z): point contacts only."""
+    g = UsdGeom.Plane.Define(stage, path)
+    g.CreateAxisAttr(UsdGeom.Tokens.z)
+    UsdPhysics.CollisionAPI.Apply(g.GetPrim())
+    return g.GetPrim()
+
+
+def collider(prim):
+    UsdPhysics.CollisionAPI.Apply(prim)
+    return prim
+
+
+def primitives_on_plane():
+    rho = 1000.0
+    ke = K_POINT / 2.0  # every shape and the plane at the default stiffness: springs in series
+    stage = new_stage()
+    ground_plane(stage)
+    a = 0.1
+    m_box = rho * a**3
+    d_box = m_box * G / (4.0 * ke)  # four corners carry the weight
+    body(stage, "/World/Box", (-0.3, 0.0, a / 2.0 - d_box), density=rho)
+    collider(cube(stage, "/World/Box/Collider", a))
+    r = 0.05
+    m_sph = rho * 4.0 / 3.0 * math.pi * r**3
+    d_sph = m_sph * G / ke  # one point
+    body(stage, "/World/Sphere", (0.0, 0.0, r - d_sph), density=rho)
+    s = UsdGeom.Sphere.Define(stage, "/World/Sphere/Collider")
+    s.CreateRadiusAttr(r)
+    collider(s.GetPrim())
+    rc, hc = 0.03, 0.15
+    m_cap = rho * (math.pi * rc * rc * hc + 4.0 / 3.0 * math.pi * rc**3)
+    d_cap = m_cap * G / (2.0 * ke)  # its two end spheres
+    body(stage, "/World/Capsule", (0.3, 0.0, rc - d_cap), density=rho)
+    c = UsdGeom.Capsule.Define(stage, "/World/Capsule/Collider")
+    c.CreateRadiusAttr(rc)
+    c.CreateHeightAttr(hc)
+    c.CreateAxisAttr(UsdGeom.Tokens.x)
+    collider(c.GetPrim())
+    return text(stage, f"""
+primitives_on_plane: a box, a sphere and a capsule (lying along X) resting on a ground plane: the
+default contact path (point contacts) only; no shape is hydroelastic.
+Units: SI (m, kg, s); Z-up; gravity 9.81 m/s^2 along -Z.
+Bodies: /World/Box ({a} m cube, mass {fmt(m_box, ' kg')}), /World/Sphere (R = {r} m, mass {fmt(m_sph, ' kg')}) and
+        /World/Capsule (R = {rc} m, height {hc} m, mass {fmt(m_cap, ' kg')}) are dynamic, density {rho:g} kg/m^3.
+        /World/Ground is a static UsdGeom.Plane (axis Z, infinite) through the origin.
+Stiffness: no material is bound, so every shape has the default newton:contactStiffness
+  {K_POINT:.3g} N/m; a pair's springs in series give k_eff = {ke:.3g} N/m per contact point.
+Penetration: each body sinks so that its contacts carry its weight m g = n k_eff d at the
+  authored pose: the box's 4 corners d = {d_box * 1e6:.4g} um, the sphere's lowest point
+  d = {d_sph * 1e6:.4g} um, the capsule's 2 end spheres d = {d_cap * 1e6:.4g} um.
+""")
+
+
+def pinch_over_plane():
+    header, stage = _pinch_stage()
+    ground_plane(stage)
+    return text(stage, header.replace("pinch: two parallel-jaw fingers pinch a box and hold it up by friction alone (no ground).",
+                                      "pinch_over_plane: two parallel-jaw fingers pinch a box above a ground plane. The fingers\n"
+                                      "and the box are hydroelastic (their pair takes the hydroelastic path); /World/Ground is a\n"
+                                      "UsdGeom.Plane at z = 0 (point contacts if the box falls)."))
+
+
+def mixed_pile():
+    rho, k_h = 500.0, 2.0e7
+    stage = new_stage()
+    ground_plane(stage)
+    kinds = ("Cube", "Sphere", "Capsule", "Cylinder", "Cone", "Ellipsoid")
+    rows = []
+    n = 0
+    for layer in range(3):
+        for i in range(2):
+            for j in range(2):
+                kind = kinds[n % len(kinds)]
+                hyd = n % 2 == 0
+                x = -0.06 + 0.12 * i + 0.02 * layer
+                y = -0.06 + 0.12 * j - 0.015 * layer
+                z = 0.08 + 0.12 * layer
+                path = f"/World/Pile/Body{n:02d}"
+                body(stage, path, (x, y, z), density=rho)
+                cpath = path + "/Collider"
+                if kind == "Cube":
+                    prim = cube(stage, cpath, 0.08)
+                elif kind == "Sphere":
+                    g = UsdGeom.Sphere.Define(stage, cpath)
+                    g.CreateRadiusAttr(0.04)
+                    prim = g.GetPrim()
+                elif kind == "Ellipsoid":  # a non-uniformly scaled sphere
+                    g = UsdGeom.Sphere.Define(stage, cpath)
+                    g.CreateRadiusAttr(1.0)
+                    place(g.GetPrim(), scale=(0.05, 0.035, 0.03))
+                    prim = g.GetPrim()
+                else:
+                    g = getattr(UsdGeom, kind).Define(stage, cpath)
+                    g.CreateRadiusAttr(0.035)
+                    g.CreateHeightAttr(0.06)
+                    g.CreateAxisAttr(UsdGeom.Tokens.y if layer % 2 else UsdGeom.Tokens.z)
+                    prim = g.GetPrim()
+                if hyd:
+                    hydroelastic(prim, k_h, gap=GAP, resolution=32)
+                else:
+                    collider(prim)
+                rows.append(f"  {path}: {kind.lower()}{' (hydroelastic)' if hyd else ''} at ({x:.3f}, {y:.3f}, {z:.3f})")
+                n += 1
+    listing = "\n".join(rows)
+    return text(stage, f"""
+mixed_pile: {n} mixed primitives (box, sphere, capsule, cylinder, cone, ellipsoid) in three layers,
+dropped on a ground plane; every other one is hydroelastic. Two hydroelastic shapes that touch
+take the hydroelastic path; every other pair (the plane, mixed pairs, plain pairs) gets point
+contacts. The shapes start apart (nothing touches at the authored pose).
+Units: SI (m, kg, s); Z-up; gravity 9.81 m/s^2 along -Z.
+Bodies (all dynamic, density {rho:g} kg/m^3):
+{listing}
+/World/Ground is a static UsdGeom.Plane (axis Z) at z = 0.
+Stiffness: hydroelastic shapes newton:hydroelasticStiffness {k_h:.3g} N/m^3 (newton:sdfMaxResolution 32,
+  newton:contactGap {GAP} m); point contacts the default newton:contactStiffness {K_POINT:.3g} N/m.
+""")
+
+
 SCENES = {
     "sphere_on_box": sphere_on_box,
     "cube_on_box": cube_on_box,
@@ -475,6 +605,9 @@ SCENES = {
     "box_stack": box_stack,
     "pinch": pinch,
     "boxes_envs": boxes_envs,
+    "primitives_on_plane": primitives_on_plane,
+    "pinch_over_plane": pinch_over_plane,
+    "mixed_pile": mixed_pile,
 }
 
 

@@ -22,6 +22,12 @@ def exercise_all_kernels(device):
     poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045))])
     HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=True), device=device).collide(poses)
 
+    from hydro.contact.point_pipeline import PointContactPipeline
+    from point_util import every_handler_scene
+
+    m, poses = every_handler_scene()  # the default contact path: every narrow-phase handler
+    PointContactPipeline(m, device=device).collide(poses)
+
     from hydro.sim.contact_data_packed import pack_contact_data
     from test_contact_data import launch_both, random_case, random_rigid_case
 

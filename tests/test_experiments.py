@@ -296,6 +296,19 @@ def test_flat_box_rests_still_on_a_patch_and_rocks_on_a_single_point():
     assert point["tilt_max_mrad"] > 0.05
 
 
+
+def test_flat_box_rests_still_on_the_default_paths_clipped_face():
+    pytest.importorskip("hydro.sim.simulation")
+    exp = _script("flat_stability")
+    rows = exp.run_case("point contacts", "resting", duration=0.5, resolution=32)
+    s = exp.summarize(rows)[("resting", "point contacts")]
+    weight = 9.81 * 0.5
+    # four corners at their true depths: no tipping torque, no tilt, no jumps, rests still
+    assert all(r["contact_count"] == 4 for r in rows[len(rows) // 2:])
+    assert s["torque_rms"] < 1e-3 * weight * exp.SIZE and s["tilt_max_mrad"] < 0.01 and s["point_jumps"] == 0
+    assert s["height_std_um"] < 0.01
+
+
 def test_flat_patch_on_a_brick_boundary_matches_the_closed_form():
     # Regression: blocks read B's brick once; points on its far faces must take the next
     # brick's value (one value per grid point), else a patch lying on a brick boundary was

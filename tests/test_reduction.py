@@ -175,7 +175,10 @@ def test_bit_identical_with_one_and_two_threads():
 def _shipped_scenes():
     import glob
 
-    return sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "scenes", "*.usda")))
+    from viz_util import POINT_ONLY_SCENES  # no hydroelastic patch at their authored pose
+
+    return sorted(p for p in glob.glob(os.path.join(os.path.dirname(__file__), "..", "scenes", "*.usda"))
+                  if os.path.basename(p) not in POINT_ONLY_SCENES)
 
 
 @pytest.mark.parametrize("path", _shipped_scenes(), ids=lambda p: os.path.basename(p))

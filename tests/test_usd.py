@@ -676,7 +676,12 @@ SCENE_FILES = sorted(f for f in os.listdir(SCENES) if f.endswith(".usda"))
 
 def test_the_scene_library_is_complete():
     assert SCENE_FILES == sorted(["sphere_on_box.usda", "cube_on_box.usda", "two_spheres.usda", "capsule_on_box.usda",
-                                  "torus_on_box.usda", "box_stack.usda", "pinch.usda", "boxes_envs.usda"])
+                                  "torus_on_box.usda", "box_stack.usda", "pinch.usda", "boxes_envs.usda"]
+                                 + sorted(PLANE_SCENES))
+
+
+#: Scenes on a ground plane (the default contact path: not every shape is hydroelastic).
+PLANE_SCENES = {"primitives_on_plane.usda", "pinch_over_plane.usda", "mixed_pile.usda"}
 
 
 @pytest.mark.parametrize("name", SCENE_FILES)
@@ -688,15 +693,20 @@ def test_every_shipped_scene_validates_clean_and_loads(name):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m = load_usd(path)
-    assert m.shape_hydroelastic.all()
-    assert (m.shape_sdf >= 0).all()
+    hyd = m.shape_hydroelastic
+    if name in PLANE_SCENES:
+        assert any(g.kind_name == "plane" for g in m.shape_geometry)
+    else:
+        assert hyd.all()
+    assert (m.shape_sdf[hyd] >= 0).all()
     dynamic = ~m.body_kinematic
     assert dynamic.any()
-    assert np.all(m.shape_gap[m.shape_body >= 0][dynamic[m.shape_body[m.shape_body >= 0]]] > 0)
+    on_dynamic = (m.shape_body >= 0) & dynamic[np.maximum(m.shape_body, 0)] & hyd
+    assert np.all(m.shape_gap[on_dynamic] > 0)
     # the header names each dynamic body and the stiffness it uses
     for b in np.flatnonzero(dynamic):
         assert m.body_path[b] in text
-    for k in set(m.shape_stiffness.tolist()):
+    for k in set(m.shape_stiffness[hyd].tolist()):
         assert f"{k:.3g}" in text
     assert np.all(m.body_mass[dynamic] > 0)
 

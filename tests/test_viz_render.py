@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from viz_util import SCENES, SIZE, background_fraction, headless_polyscope, scene_path
+from viz_util import PATCH_SCENES, SIZE, background_fraction, headless_polyscope, scene_path
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def _view(name, **contact_settings):
     return view
 
 
-@pytest.mark.parametrize("name", SCENES)
+@pytest.mark.parametrize("name", PATCH_SCENES)
 def test_scene_renders_with_its_patch_where_the_patch_projects(ps, name):
     from viz.picture import project, render
 
@@ -113,3 +113,28 @@ def test_source_geometry_and_display_options(ps):
     assert ps_module.get_surface_mesh("1: /World/Torus/Collider [source]").is_enabled()
     assert not ps_module.has_surface_mesh("1: /World/Torus/Collider [SDF φ=0]")
     assert ps_module.has_point_cloud("patch triangle centroids") and ps_module.has_point_cloud("body contacts/in contact")
+
+
+def test_point_contacts_are_drawn_with_normals_beside_patches(ps):
+    import polyscope
+
+    from viz.picture import project, render
+
+    view = _view("primitives_on_plane.usda")
+    with_points = render(view, size=SIZE, colorbar=False)
+    assert polyscope.has_point_cloud("point contacts")
+    cloud = polyscope.get_point_cloud("point contacts")
+    assert cloud.n_points() == 7  # box corners 4, sphere 1, capsule ends 2
+    pts = view.result.contacts.point.astype(float)
+    px, front = project(pts)
+    assert front.all()
+    view.settings.contacts.show_contacts = False
+    without = render(view, size=SIZE, colorbar=False)
+    assert not polyscope.has_point_cloud("point contacts")
+    diff = np.abs(with_points[..., :3].astype(int) - without[..., :3].astype(int)).max(axis=-1) > 12
+    ij = np.round(px).astype(int)
+    assert diff[ij[:, 1], ij[:, 0]].mean() > 0.8  # each point shows where it projects
+    # a scene with both: the patch and the point contacts are drawn together
+    view = _view("pinch_over_plane.usda")
+    render(view, size=SIZE, colorbar=False)
+    assert len(view.patches) >= 2 and any(len(p.faces) for p in view.patches)

@@ -5,6 +5,9 @@
   drawn apart, pale blue and translucent;
 - the contacts (reduced, when reduction is on) as points with their normals and force arrows
   (length = force × ``force_scale``); speculative contacts as small grey-blue points;
+- the point contacts of the default contact path (pairs that are not hydroelastic: planes, mixed
+  and plain pairs) beside the patches, as orange points with their normals and force arrows on
+  the same force scale;
 - optionally the centroids of every patch triangle (the unreduced contacts) as tiny dots.
 """
 
@@ -14,11 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hydro.contact.types import CONTACT_POINT
+
 from .backend import group, remove_structures
 
 COLOR_BY = ("pressure", "depth")
 PATCH_CMAPS = {"pressure": "turbo", "depth": "viridis"}
 CONTACT_COLOR = (1.0, 0.0, 1.0)  # magenta: not in either colour map
+POINT_CONTACT_COLOR = (1.0, 0.55, 0.0)  # orange: the default path's point contacts
 SPECULATIVE_COLOR = (0.55, 0.70, 0.90)
 FORCE_COLOR = (0.85, 0.1, 0.1)
 NORMAL_COLOR = (0.1, 0.1, 0.1)
@@ -121,10 +127,13 @@ class ContactLayer:
                 m.add_to_group(self.GROUP)
                 self._names.append(("surface_mesh", name))
                 self.patch_names.append(name)
-        contacts = result.contacts
         radius = cfg.point_radius * view_scale
-        self.applied_force_scale = force_scale_for(contacts, view_scale, cfg)
-        reduced = "reduced contacts" if len(result.contacts) != len(result.patch) or len(contacts) == 0 else "contacts"
+        self.applied_force_scale = force_scale_for(result.contacts, view_scale, cfg)
+        kind = getattr(result.contacts, "kind", None)
+        point_rows = np.zeros(len(result.contacts), bool) if kind is None else kind == CONTACT_POINT
+        contacts = result.contacts.select(~point_rows)
+        self._draw_points(result.contacts.select(point_rows), "point contacts", POINT_CONTACT_COLOR, radius, view_scale)
+        reduced = "reduced contacts" if len(contacts) != len(result.patch) or len(contacts) == 0 else "contacts"
         active = ~contacts.speculative
         if cfg.show_contacts and active.any():
             pts = contacts.point[active].astype(float)
@@ -155,3 +164,34 @@ class ContactLayer:
             pc.set_radius(0.25 * radius, relative=False)
             pc.add_to_group(self.GROUP)
             self._names.append(("point_cloud", name))
+
+    def _draw_points(self, contacts, name, color, radius, view_scale) -> None:
+        """The default path's point contacts: points, normals and force arrows (speculative ones pale)."""
+        import polyscope as ps
+
+        cfg = self.settings
+        if not cfg.show_contacts or len(contacts) == 0:
+            return
+        active = ~contacts.speculative
+        if active.any():
+            pc = ps.register_point_cloud(name, contacts.point[active].astype(float), color=color, material="flat")
+            pc.set_radius(radius, relative=False)
+            normals = contacts.normal[active].astype(float)
+            if cfg.show_normals:
+                pc.add_vector_quantity("normal (A→B)", normals * cfg.normal_length * view_scale, vectortype="ambient",
+                                       enabled=True, color=NORMAL_COLOR, radius=0.3 * radius / ps.get_length_scale())
+            if cfg.show_forces and self.applied_force_scale > 0:
+                f = contacts.force[active].astype(float)[:, None] * normals * self.applied_force_scale
+                pc.add_vector_quantity("force on B", f, vectortype="ambient", enabled=True, color=FORCE_COLOR,
+                                       radius=0.5 * radius / ps.get_length_scale())
+            pc.add_scalar_quantity("force (N)", contacts.force[active].astype(float))
+            pc.add_scalar_quantity("depth (m)", contacts.depth[active].astype(float))
+            pc.add_to_group(self.GROUP)
+            self._names.append(("point_cloud", name))
+        if cfg.show_speculative and contacts.speculative.any():
+            spec = name + " (speculative)"
+            pc = ps.register_point_cloud(spec, contacts.point[contacts.speculative].astype(float),
+                                         color=SPECULATIVE_COLOR, material="flat")
+            pc.set_radius(0.6 * radius, relative=False)
+            pc.add_to_group(self.GROUP)
+            self._names.append(("point_cloud", spec))

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 import hydro
-from hydro.contact.config import hydroelastic_config
+from hydro.contact.collision import CollisionPipeline
+from hydro.contact.config import CollisionConfig, hydroelastic_config
 from hydro.contact.patch_mesh import patch_meshes
 from hydro.transforms import check_poses, quat_rotate
 
@@ -152,7 +153,8 @@ class SceneView:
         if self.result is not None:
             return self.result
         if self.pipeline is None:
-            self.pipeline = hydro.HydroelasticPipeline(self.model, self.config, device=self.device)
+            # both contact paths: hydroelastic patches and the default path's point contacts
+            self.pipeline = CollisionPipeline(self.model, CollisionConfig(hydroelastic=self.config), device=self.device)
         poses = self.shape_poses()
         result = self.pipeline.collide(poses, triangles=True)
         t0 = time.perf_counter()

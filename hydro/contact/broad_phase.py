@@ -1,9 +1,11 @@
 """Stage 1 — broad phase: candidate pairs of hydroelastic shapes.
 
-Both shapes hydroelastic with an SDF, in the same env (a global shape, env −1, pairs with
-every env), on different bodies (two static shapes never pair), world AABBs of their SDF boxes
-overlapping (padded by margins and gaps), then an exact oriented-box (separating axis) test
-of the two SDF boxes. Shapes are swept along the axis of largest spread: the host sorts the
+Both shapes hydroelastic with an SDF, allowed to collide by the pair rule (:func:`pair_allowed`,
+the device twin of :meth:`hydro.scene.model.Model.may_collide`: different bodies, so two static
+shapes never pair; the same env or a global shape, env −1; both collision-enabled; their
+collision groups allow it; the pair not filtered), world AABBs of their SDF boxes overlapping
+(padded by margins and gaps), then an exact oriented-box (separating axis) test of the two
+SDF boxes. Shapes are swept along the axis of largest spread: the host sorts the
 AABB minima, and each item ``i`` walks forward while the boxes can still overlap, so the cost
 follows the number of nearby pairs, not the square of the shape count. Count → scan → scatter
 gives the same pair order on every target.
@@ -11,9 +13,70 @@ gives the same pair order on every target.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
-from ..backend import device_fn, kernel
+from ..backend import device_fn, kernel, lower_bound
+from ..geometry.primitives import CAPSULE, MESH, PLANE, SPHERE
+
+
+class PairFilter(NamedTuple):
+    """The model's pair rule, on one device, passed to kernels as one argument (:func:`pair_filter`)."""
+
+    shape_env: Any  # int32 (S,): env, −1 global
+    shape_body: Any  # int32 (S,): body, −1 static
+    collision_enabled: Any  # uint8 (S,): physics:collisionEnabled
+    group: Any  # int32 (S,): the shape's collision-group set
+    group_mask: Any  # uint8 (C, C): whether group sets i and j may collide
+    filtered_keys: Any  # int64 (K + 1,): filtered pairs a·S + b (a < b), ascending (one spare entry)
+    filtered_count: int  # K
+    shape_count: int  # S
+
+
+def pair_filter(model, device) -> PairFilter:
+    """The :class:`PairFilter` of ``model`` on ``device``. A model without the filtering fields (a
+    plain namespace of shape arrays, as some tests build) lets every shape collide."""
+    n = len(model.shape_path)
+    enabled = getattr(model, "shape_collision_enabled", None)
+    enabled = np.ones(n, np.uint8) if enabled is None else np.asarray(enabled, dtype=np.uint8).reshape(n)
+    group = getattr(model, "shape_collision_group", None)
+    group = np.zeros(n, np.int32) if group is None else np.asarray(group, dtype=np.int32).reshape(n)
+    mask = getattr(model, "collision_group_mask", None)
+    mask = np.ones((1, 1), np.uint8) if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)
+    pairs = getattr(model, "filtered_shape_pairs", None)
+    pairs = np.zeros((0, 2), np.int64) if pairs is None else np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    keys = np.sort(np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1]))
+    keys = np.append(keys, np.iinfo(np.int64).max)  # never empty (CUDA takes no empty arrays)
+    return PairFilter(device.asarray(np.asarray(model.shape_env, dtype=np.int32)),
+                      device.asarray(np.asarray(model.shape_body, dtype=np.int32)), device.asarray(enabled),
+                      device.asarray(group), device.asarray(mask), device.asarray(keys), len(pairs), n)
+
+
+@device_fn
+def pair_allowed(a, b, filt):
+    """Whether shapes ``a`` and ``b`` may collide at all: the device twin of
+    :meth:`hydro.scene.model.Model.may_collide` (same rule, same order of tests)."""
+    if a == b:
+        return False
+    if filt.shape_body[a] == filt.shape_body[b]:  # same body, or both static (-1)
+        return False
+    ea = filt.shape_env[a]
+    eb = filt.shape_env[b]
+    if ea >= 0 and eb >= 0 and ea != eb:
+        return False
+    if filt.collision_enabled[a] == 0 or filt.collision_enabled[b] == 0:
+        return False
+    if filt.group_mask[filt.group[a], filt.group[b]] == 0:
+        return False
+    if filt.filtered_count > 0:
+        lo = min(a, b)
+        hi = max(a, b)
+        key = lo * filt.shape_count + hi
+        k = lower_bound(filt.filtered_keys, filt.filtered_count, key)
+        if k < filt.filtered_count and filt.filtered_keys[k] == key:
+            return False
+    return True
 
 
 @device_fn
@@ -78,23 +141,27 @@ def obb_overlap(a, b, rot, center, half):
 
 
 @device_fn
-def _may_pair(a, b, axis, aabb, shape_env, shape_body, rot, center, half):
-    ea = shape_env[a]
-    eb = shape_env[b]
-    if ea >= 0 and eb >= 0 and ea != eb:
-        return False
-    if shape_body[a] == shape_body[b]:  # same body, or both static (-1)
-        return False
+def aabb_overlap(a, b, aabb):
+    """Whether the world AABBs (S, 6: lo, hi) of shapes ``a`` and ``b`` overlap."""
     for k in range(3):
         if aabb[a, k] > aabb[b, 3 + k] or aabb[b, k] > aabb[a, 3 + k]:
             return False
+    return True
+
+
+@device_fn
+def _may_pair(a, b, axis, aabb, filt, rot, center, half):
+    if not aabb_overlap(a, b, aabb):  # the cheap test first
+        return False
+    if not pair_allowed(a, b, filt):
+        return False
     return obb_overlap(a, b, rot, center, half)
 
 
-# Model: order (sorted candidates), axis, aabb, shape_env, shape_body, rot, center, half
+# Model: order (sorted candidates), axis, aabb, filt (PairFilter), rot, center, half
 # Data out: counts (count pass) / pair_a, pair_b (scatter pass, at offsets, below capacity)
 @device_fn
-def _sweep_item(i, write, order, count_sorted, axis, aabb, shape_env, shape_body, rot, center, half,
+def _sweep_item(i, write, order, count_sorted, axis, aabb, filt, rot, center, half,
                 counts, offsets, pair_a, pair_b, capacity):
     a = order[i]
     hi = aabb[a, 3 + axis]
@@ -106,7 +173,7 @@ def _sweep_item(i, write, order, count_sorted, axis, aabb, shape_env, shape_body
         b = order[j]
         if aabb[b, axis] > hi:
             break
-        if _may_pair(a, b, axis, aabb, shape_env, shape_body, rot, center, half):
+        if _may_pair(a, b, axis, aabb, filt, rot, center, half):
             if write:
                 k = base + n
                 if k < capacity:
@@ -144,3 +211,72 @@ def sweep_order(aabb, candidates):
     axis = int(np.argmax(mid.max(axis=0) - mid.min(axis=0))) if len(candidates) > 1 else 0
     order = candidates[np.argsort(aabb[candidates, axis], kind="stable")]
     return order.astype(np.int32), axis
+
+
+# ============================================================================================
+# The default contact path's broad phase: every pair that may collide, but the hydroelastic ones
+
+
+@device_fn
+def needs_scratch(kind_a, kind_b):
+    """Whether a point-contact pair of these kinds runs a narrow phase that needs a scratch row
+    (box–box and the general convex path; not planes, meshes, or spheres and capsules)."""
+    if kind_a == PLANE or kind_b == PLANE or kind_a == MESH or kind_b == MESH:
+        return False
+    round_a = kind_a == SPHERE or kind_a == CAPSULE
+    round_b = kind_b == SPHERE or kind_b == CAPSULE
+    return not (round_a and round_b)
+
+
+@device_fn
+def _point_pair(a, b, write, k, capacity, routed, kinds, pair_a, pair_b, pair_scratch):
+    """Record pair (a, b) at output k (scatter pass, below capacity)."""
+    if write and k < capacity:
+        lo = min(a, b)
+        hi = max(a, b)
+        pair_a[k] = lo
+        pair_b[k] = hi
+        pair_scratch[k] = 1 if needs_scratch(kinds[lo], kinds[hi]) else 0
+
+
+@device_fn
+def _near_plane(s, pl, rot, pos, bound, pad):
+    """Whether shape s's bounding ball (radius ``bound[s]``, padded) reaches plane pl's half-space."""
+    nx = rot[pl, 2]
+    ny = rot[pl, 5]
+    nz = rot[pl, 8]
+    d = (pos[s, 0] - pos[pl, 0]) * nx + (pos[s, 1] - pos[pl, 1]) * ny + (pos[s, 2] - pos[pl, 2]) * nz
+    return d - bound[s] <= pad[s] + pad[pl]
+
+
+# Model: order (sorted non-plane shapes), axis, aabb, filt (PairFilter), routed (uint8: takes the
+# hydroelastic path), kinds, planes (plane shapes), bound, pad (margin + gap); Data in: rot, pos
+# Data out: counts (count pass) / pair_a, pair_b, pair_scratch (scatter pass, at offsets, below capacity)
+@device_fn
+def _point_sweep_item(i, write, order, count_sorted, axis, aabb, filt, routed, kinds, planes, plane_count, bound,
+                      pad, rot, pos, counts, offsets, pair_a, pair_b, pair_scratch, capacity):
+    a = order[i]
+    hi = aabb[a, 3 + axis]
+    n = 0
+    base = 0
+    if write:
+        base = offsets[i]
+    for j in range(i + 1, count_sorted):
+        b = order[j]
+        if aabb[b, axis] > hi:
+            break
+        if routed[a] != 0 and routed[b] != 0:
+            continue
+        if aabb_overlap(a, b, aabb) and pair_allowed(a, b, filt):  # the cheap test first
+            _point_pair(a, b, write, base + n, capacity, routed, kinds, pair_a, pair_b, pair_scratch)
+            n += 1
+    for q in range(plane_count):
+        pl = planes[q]
+        if pair_allowed(a, pl, filt) and _near_plane(a, pl, rot, pos, bound, pad):
+            _point_pair(a, pl, write, base + n, capacity, routed, kinds, pair_a, pair_b, pair_scratch)
+            n += 1
+    if not write:
+        counts[i] = n
+
+
+POINT_SWEEP = kernel("broad_phase.point_sweep", _point_sweep_item)

@@ -75,14 +75,24 @@ class HydroelasticConfig:
 
 @dataclass(frozen=True)
 class CollisionConfig:
-    """Collision options; hydroelastic contact is configured in ``hydroelastic``."""
+    """Collision options: the default contact path (point contacts) here, hydroelastic contact in
+    ``hydroelastic``. A pair takes the hydroelastic path iff both shapes enable it, both have
+    SDFs and ``hydroelastic.enabled``; every other pair that may collide gets point contacts."""
 
     hydroelastic: HydroelasticConfig = field(default_factory=HydroelasticConfig)
     """Options of the hydroelastic pipeline."""
+    rigid_contact_max: int | None = None
+    """Most point contacts per call, all pairs together (None: automatic, grows as needed)."""
+    overflow: str = "warn"
+    """What a full point-contact buffer does: ``"raise"``, ``"warn"`` or ``"ignore"`` (the
+    hydroelastic path follows ``hydroelastic.overflow``)."""
 
     def __post_init__(self):
         if not isinstance(self.hydroelastic, HydroelasticConfig):
             raise ValueError(f"CollisionConfig.hydroelastic must be a HydroelasticConfig, got {type(self.hydroelastic).__name__}")
+        _check_capacity("CollisionConfig.rigid_contact_max", self.rigid_contact_max)
+        if self.overflow not in OVERFLOW_POLICIES:
+            raise ValueError(f"CollisionConfig.overflow must be one of {OVERFLOW_POLICIES}, got {self.overflow!r}")
 
 
 @dataclass(frozen=True)
@@ -123,7 +133,26 @@ def hydroelastic_config(config=None) -> HydroelasticConfig:
         return config.collision_cfg.hydroelastic
     if isinstance(config, HydroelasticConfig):
         return config
-    raise ValueError(f"config must be a NewtonConfig or HydroelasticConfig, got {type(config).__name__}")
+    if isinstance(config, CollisionConfig):
+        return config.hydroelastic
+    raise ValueError(f"config must be a NewtonConfig, CollisionConfig or HydroelasticConfig, got "
+                     f"{type(config).__name__}")
+
+
+def collision_config(config=None) -> CollisionConfig:
+    """The :class:`CollisionConfig` in ``config``: a ``NewtonConfig``, a ``CollisionConfig``, a
+    ``HydroelasticConfig`` (with the default point-contact options) or ``None`` (the active
+    configuration)."""
+    if config is None:
+        config = active_config()
+    if isinstance(config, NewtonConfig):
+        return config.collision_cfg
+    if isinstance(config, CollisionConfig):
+        return config
+    if isinstance(config, HydroelasticConfig):
+        return CollisionConfig(hydroelastic=config)
+    raise ValueError(f"config must be a NewtonConfig, CollisionConfig or HydroelasticConfig, got "
+                     f"{type(config).__name__}")
 
 
 def field_docs(cls) -> dict[str, str]:

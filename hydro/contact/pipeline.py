@@ -19,8 +19,9 @@ from ..arguments import float_array, index_pairs, model_like
 from ..backend import SERIAL_BELOW, get_device
 from ..errors import InputError
 from ..sdf.layout import BRICK
+from ..scene.material import DEFAULT_MATERIAL, material_row
 from ..transforms import check_poses
-from .broad_phase import SWEEP, shape_boxes, sweep_order
+from .broad_phase import SWEEP, pair_filter, shape_boxes, sweep_order
 from .config import hydroelastic_config
 from .contacts import TF_COUNT, contacts_from_buffers
 from .interface import interface_code
@@ -59,7 +60,9 @@ class HydroelasticPipeline:
         for s in np.flatnonzero(hydro & ~(np.isfinite(stiffness) & (stiffness > 0))):
             raise ValueError(f"shape {model.shape_path[s]}: hydroelastic stiffness must be finite and > 0, "
                              f"got {stiffness[s]}")
-        self.hydro_shapes = np.flatnonzero(hydro).astype(np.int32)
+        # the broad phase's candidates: none when HydroelasticConfig.enabled is False (the collision
+        # pipeline then sends these pairs to point contacts); the pair rule does the rest
+        self.hydro_shapes = np.flatnonzero(hydro & self.config.enabled).astype(np.int32)
         self.is_hydro = hydro
         self.sdf_view = model.sdf_pack.view(dev)
         box_lo = np.zeros((n, 3))
@@ -77,6 +80,10 @@ class HydroelasticPipeline:
         self.d_shape_gap = dev.asarray(np.asarray(model.shape_gap, dtype=np.float64))
         self.d_shape_env = dev.asarray(np.asarray(model.shape_env, dtype=np.int32))
         self.d_shape_body = dev.asarray(np.asarray(model.shape_body, dtype=np.int32))
+        self.pair_filter = pair_filter(model, dev)
+        material = getattr(model, "shape_material", None)  # a plain namespace of shapes: the defaults
+        self.shape_material = (np.tile(material_row(DEFAULT_MATERIAL), (n, 1)) if material is None
+                               else np.asarray(material, dtype=float))
         hydro_sdfs = [model.sdfs[sdf[s]] for s in self.hydro_shapes]
         self.workspace = ContactWorkspace(dev, self.config, hydro_shape_count=len(self.hydro_shapes),
                                           brick_count=sum(f.brick_count for f in hydro_sdfs),
@@ -125,8 +132,8 @@ class HydroelasticPipeline:
         if pairs is None:
             order, axis = sweep_order(aabb, self.hydro_shapes)
             n_sorted = len(order)
-            inputs = (ws.upload("order", order), n_sorted, axis, ws.upload("aabb", aabb), self.d_shape_env,
-                      self.d_shape_body, ws.uploads["rot"], ws.upload("center", center), ws.upload("half", half))
+            inputs = (ws.upload("order", order), n_sorted, axis, ws.upload("aabb", aabb), self.pair_filter,
+                      ws.uploads["rot"], ws.upload("center", center), ws.upload("half", half))
             n_pairs = self._count_scan_scatter(call, SWEEP, n_sorted, inputs, ws.sweep_counts, ws.sweep_offsets,
                                                (ws.pair_a, ws.pair_b), "pair_capacity", reserved=ws.pair_buffers)
         else:
@@ -252,7 +259,9 @@ class HydroelasticPipeline:
     def _contacts(self, buf_f, buf_i, n) -> Contacts:
         if n == 0:
             return Contacts.empty(0)
-        return contacts_from_buffers(self.device.to_host(buf_f.array[:n]), self.device.to_host(buf_i.array[:n]))
+        c = contacts_from_buffers(self.device.to_host(buf_f.array[:n]), self.device.to_host(buf_i.array[:n]))
+        c.set_pair_materials(self.shape_material)
+        return c
 
     def _check_poses(self, shape_poses) -> np.ndarray:
         poses = float_array(shape_poses, "shape_poses")

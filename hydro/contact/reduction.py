@@ -598,4 +598,9 @@ def reduce_contacts(contacts: Contacts, n_pairs: int | None = None, config=None,
     overflow = []
     if required > capacity:
         overflow.append(Overflow("reduced_contact_capacity", capacity, required))
-    return contacts_from_buffers(dev.to_host(out_f[:n]), dev.to_host(out_i[:n])), overflow
+    reduced = contacts_from_buffers(dev.to_host(out_f[:n]), dev.to_host(out_i[:n]))
+    if n and len(contacts):  # the per-pair columns (path, material) of the pair each contact reduces
+        first = np.searchsorted(contacts.pair, reduced.pair)
+        for name in ("kind", "damping", "friction", "static_friction"):
+            setattr(reduced, name, getattr(contacts, name)[first].copy())
+    return reduced, overflow

@@ -7,30 +7,47 @@ from dataclasses import dataclass
 import numpy as np
 
 CONTACT_FIELDS = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight",
-                  "shape_a", "shape_b", "env", "speculative", "pair")
+                  "shape_a", "shape_b", "env", "speculative", "pair", "kind", "damping", "friction",
+                  "static_friction")
+
+#: ``Contacts.kind``: made by the hydroelastic path (a patch triangle, or a reduced contact).
+CONTACT_HYDROELASTIC = 0
+#: ``Contacts.kind``: a point contact of the default contact path.
+CONTACT_POINT = 1
+#: Names of the kinds (``hydro collide --json`` writes them).
+CONTACT_KIND_NAMES = ("hydroelastic", "point")
 
 
 @dataclass
 class Contacts:
-    """The contact table: one row per patch triangle (or per reduced contact).
+    """The contact table of both contact paths: one row per patch triangle (or per reduced
+    contact) of a hydroelastic pair, one row per point contact of every other pair.
 
     | field | shape | meaning |
     |---|---|---|
-    | ``point`` | (N,3) | m, world position: the triangle centroid |
+    | ``point`` | (N,3) | m, world position: the triangle centroid; for a point contact the |
+    |  |  | midpoint of the two surface points |
     | ``normal`` | (N,3) | unit, world, from shape A toward shape B; the force on B is along +normal |
-    | ``area`` | (N,) | m², the part of the triangle inside the overlap (0 when speculative) |
-    | ``depth`` | (N,) | m, separation φA+φB at the contact, negative when penetrating |
-    | ``pressure`` | (N,) | Pa, interface pressure kB·(−φB) ≥ 0 |
-    | ``force`` | (N,) | N, normal force magnitude pressure·area |
-    | ``stiffness`` | (N,) | N/m, c = area·k_eff, k_eff = kA·kB/(kA+kB) |
-    | ``weight`` | (N,) | m³, area·(−δ), δ the mean of φB at the triangle's vertices |
+    | ``area`` | (N,) | m², the part of the triangle inside the overlap (0 when speculative; 0 for point contacts) |
+    | ``depth`` | (N,) | m, signed separation including margins (φA+φB on a patch), negative when penetrating |
+    | ``pressure`` | (N,) | Pa, interface pressure kB·(−φB) ≥ 0 (0 for point contacts) |
+    | ``force`` | (N,) | N, normal force magnitude: pressure·area; stiffness·max(0, −depth) for point contacts |
+    | ``stiffness`` | (N,) | N/m, c = area·k_eff, k_eff = kA·kB/(kA+kB); for point contacts the |
+    |  |  | materials' contact stiffnesses in series |
+    | ``weight`` | (N,) | m³, area·(−δ), δ the mean of φB at the triangle's vertices (0 for point contacts) |
     | ``shape_a`` | (N,) | int32 shape index of A |
-    | ``shape_b`` | (N,) | int32 shape index of B (the shape whose grid was meshed) |
+    | ``shape_b`` | (N,) | int32 shape index of B (on a patch, the shape whose grid was meshed) |
     | ``env`` | (N,) | int32 environment (−1: both shapes global) |
-    | ``speculative`` | (N,) | bool, inside the gap band (0 ≤ depth ≤ margins+gaps), no force |
+    | ``speculative`` | (N,) | bool, inside the gap band (0 ≤ depth ≤ gaps), no force |
     | ``pair`` | (N,) | int32 index into :attr:`CollisionResult.pair_shape_a` / ``pair_shape_b`` |
+    | ``kind`` | (N,) | int32 ``CONTACT_HYDROELASTIC`` (0) or ``CONTACT_POINT`` (1): the path that made it |
+    | ``damping`` | (N,) | N·s/m, point contacts: the pair's material damping (NaN: not authored, the |
+    |  |  | solver derives it from its damping ratio); hydroelastic: 0 (likewise derived) |
+    | ``friction`` | (N,) | the pair's dynamic friction coefficient (mean of the two shapes') |
+    | ``static_friction`` | (N,) | the pair's static friction coefficient (mean of the two shapes') |
 
-    Margins inflate both surfaces: φ here means φ − margin of the shape.
+    Margins inflate both surfaces: φ here means φ − margin of the shape. A table made without the
+    last four columns (older code) gets kind 0, damping 0 and NaN friction (not resolved).
     """
 
     point: np.ndarray
@@ -46,6 +63,21 @@ class Contacts:
     env: np.ndarray
     speculative: np.ndarray
     pair: np.ndarray
+    kind: np.ndarray = None
+    damping: np.ndarray = None
+    friction: np.ndarray = None
+    static_friction: np.ndarray = None
+
+    def __post_init__(self):
+        n = len(self.area)
+        if self.kind is None:
+            self.kind = np.zeros(n, np.int32)
+        if self.damping is None:
+            self.damping = np.zeros(n, np.float32)
+        if self.friction is None:
+            self.friction = np.full(n, np.nan, np.float32)
+        if self.static_friction is None:
+            self.static_friction = np.full(n, np.nan, np.float32)
 
     def __len__(self) -> int:
         return len(self.area)
@@ -57,7 +89,26 @@ class Contacts:
                    depth=np.zeros(n, f), pressure=np.zeros(n, f), force=np.zeros(n, f),
                    stiffness=np.zeros(n, f), weight=np.zeros(n, f), shape_a=np.zeros(n, np.int32),
                    shape_b=np.zeros(n, np.int32), env=np.zeros(n, np.int32),
-                   speculative=np.zeros(n, np.bool_), pair=np.zeros(n, np.int32))
+                   speculative=np.zeros(n, np.bool_), pair=np.zeros(n, np.int32), kind=np.zeros(n, np.int32),
+                   damping=np.zeros(n, f), friction=np.zeros(n, f), static_friction=np.zeros(n, f))
+
+    @classmethod
+    def concatenate(cls, tables) -> "Contacts":
+        """The rows of ``tables`` one after the other (columns as they are)."""
+        tables = list(tables)
+        if not tables:
+            return cls.empty(0)
+        return cls(**{k: np.concatenate([getattr(t, k) for t in tables]) for k in CONTACT_FIELDS})
+
+    def set_pair_materials(self, shape_friction) -> None:
+        """Fill ``friction`` and ``static_friction`` from the shapes' friction: (S, >= 2), columns
+        static then dynamic friction (``Model.shape_friction``, or ``Model.shape_material``, whose
+        first two columns they are); each the mean of the two shapes' coefficients. (No import of
+        hydro.scene here: the kernels' modules import this one.)"""
+        m = np.asarray(shape_friction, dtype=float)
+        a, b = self.shape_a, self.shape_b
+        self.friction = (0.5 * (m[a, 1] + m[b, 1])).astype(np.float32)
+        self.static_friction = (0.5 * (m[a, 0] + m[b, 0])).astype(np.float32)
 
     def select(self, mask) -> "Contacts":
         return Contacts(**{k: getattr(self, k)[mask] for k in CONTACT_FIELDS})
@@ -69,10 +120,99 @@ class Contacts:
         """(N,3) N: force on shape B of each contact, float64."""
         return self.force.astype(np.float64)[:, None] * self.normal.astype(np.float64)
 
+    def to_rigid(self, model, body_q, out: "RigidContacts | None" = None) -> "RigidContacts":
+        """The table in Newton's rigid-contact layout (:class:`RigidContacts`), for code written for
+        Newton's solvers and ``launchContactData``: shape 0 = A, shape 1 = B, the points on each
+        surface in the frame of that shape's body at ``body_q`` (B,7) (world for static shapes),
+        thicknesses the shapes' margins, so that ``dot(normal, world(point1) − world(point0)) −
+        thickness0 − thickness1`` equals ``depth``. ``out``: a RigidContacts to fill (its capacity
+        ``rigid_contact_max`` must hold every row; a full one raises ContactOverflowError)."""
+        from ..errors import ContactOverflowError
+        from ..transforms import quat_rotate
+
+        n = len(self)
+        if out is None:
+            out = RigidContacts.allocate(n)
+        elif n > out.rigid_contact_max:
+            raise ContactOverflowError(f"contact buffer full: raise CollisionConfig.rigid_contact_max to at least "
+                                       f"{n} (now {out.rigid_contact_max}); {n - out.rigid_contact_max} entries "
+                                       f"were dropped")
+        margin = np.asarray(model.shape_margin, dtype=np.float64)
+        shape_body = np.asarray(model.shape_body)
+        body_q = np.asarray(body_q, dtype=np.float64).reshape(-1, 7)
+        a = self.shape_a.astype(np.int64)
+        b = self.shape_b.astype(np.int64)
+        nrm = self.normal.astype(np.float64)
+        reach = self.depth.astype(np.float64) + margin[a] + margin[b]  # distance between the surfaces
+        mid = self.point.astype(np.float64)
+        for shape, sgn, point_out, thick_out, shape_out in ((a, -0.5, out.rigid_contact_point0,
+                                                           out.rigid_contact_thickness0, out.rigid_contact_shape0),
+                                                          (b, 0.5, out.rigid_contact_point1,
+                                                           out.rigid_contact_thickness1, out.rigid_contact_shape1)):
+            world = mid + sgn * reach[:, None] * nrm
+            body = shape_body[shape]
+            local = world.copy()
+            on_body = body >= 0
+            if on_body.any():
+                q = body_q[body[on_body]]
+                inv = np.concatenate([-q[:, 3:6], q[:, 6:7]], axis=1)
+                local[on_body] = quat_rotate(inv, world[on_body] - q[:, :3])
+            point_out[:n] = local
+            thick_out[:n] = margin[shape]
+            shape_out[:n] = shape
+        out.rigid_contact_normal[:n] = nrm
+        out.rigid_contact_force[:n] = 0.0
+        out.rigid_contact_count[0] = n
+        return out
+
+
+@dataclass
+class RigidContacts:
+    """Contacts in Newton's rigid-contact layout (what ``launchContactData`` and solvers written
+    for Newton read); made by :meth:`Contacts.to_rigid`. Rows ``0 .. rigid_contact_count[0] − 1``
+    are live.
+
+    | field | shape | meaning |
+    |---|---|---|
+    | ``rigid_contact_max`` | int | capacity (``CollisionConfig.rigid_contact_max``) |
+    | ``rigid_contact_count`` | int32 (1,) | live count |
+    | ``rigid_contact_shape0`` / ``shape1`` | int32 (max,) | shape indices (A and B of the contact table) |
+    | ``rigid_contact_point0`` / ``point1`` | float32 (max,3) | m, the contact point on shape 0 / 1, in the |
+    |  |  | frame of that shape's body (world for a static shape) |
+    | ``rigid_contact_normal`` | float32 (max,3) | unit, world, from shape 0 toward shape 1 |
+    | ``rigid_contact_thickness0`` / ``thickness1`` | float32 (max,) | m, the shapes' margins |
+    | ``rigid_contact_force`` | float32 (max,3) | N, force on shape 1 (world), written by a solver after a step |
+
+    separation = dot(normal, world(point1) − world(point0)) − thickness0 − thickness1 = depth.
+    """
+
+    rigid_contact_max: int
+    rigid_contact_count: np.ndarray
+    rigid_contact_shape0: np.ndarray
+    rigid_contact_shape1: np.ndarray
+    rigid_contact_point0: np.ndarray
+    rigid_contact_point1: np.ndarray
+    rigid_contact_normal: np.ndarray
+    rigid_contact_thickness0: np.ndarray
+    rigid_contact_thickness1: np.ndarray
+    rigid_contact_force: np.ndarray
+
+    @classmethod
+    def allocate(cls, rigid_contact_max: int) -> "RigidContacts":
+        """An empty buffer of capacity ``rigid_contact_max`` (shapes −1, floats NaN: unwritten rows show)."""
+        m = int(rigid_contact_max)
+        f = np.float32
+        return cls(rigid_contact_max=m, rigid_contact_count=np.zeros(1, np.int32),
+                   rigid_contact_shape0=np.full(m, -1, np.int32), rigid_contact_shape1=np.full(m, -1, np.int32),
+                   rigid_contact_point0=np.full((m, 3), np.nan, f), rigid_contact_point1=np.full((m, 3), np.nan, f),
+                   rigid_contact_normal=np.full((m, 3), np.nan, f), rigid_contact_thickness0=np.full(m, np.nan, f),
+                   rigid_contact_thickness1=np.full(m, np.nan, f), rigid_contact_force=np.full((m, 3), np.nan, f))
+
 
 @dataclass
 class PairSummary:
-    """Totals of one shape pair (forces act on shape B; torques about the world origin)."""
+    """Totals of one shape pair (forces act on shape B; torques about the world origin).
+    ``kind``: the path that collided it (``CONTACT_HYDROELASTIC`` or ``CONTACT_POINT``)."""
 
     shape_a: int
     shape_b: int
@@ -81,18 +221,21 @@ class PairSummary:
     net_torque: np.ndarray
     patch_area: float
     center_of_pressure: np.ndarray
+    kind: int = CONTACT_HYDROELASTIC
 
 
 @dataclass
 class Overflow:
-    """A buffer that was too small: ``setting`` must be raised to at least ``required``."""
+    """A buffer that was too small: ``owner.setting`` (a field of the config class ``owner``)
+    must be raised to at least ``required``."""
 
     setting: str
     capacity: int
     required: int
+    owner: str = "HydroelasticConfig"
 
     def message(self) -> str:
-        return (f"contact buffer full: raise HydroelasticConfig.{self.setting} to at least {self.required} "
+        return (f"contact buffer full: raise {self.owner}.{self.setting} to at least {self.required} "
                 f"(now {self.capacity}); {self.required - self.capacity} entries were dropped")
 
 
@@ -125,13 +268,16 @@ class CollisionResult:
     | ``timings_ms`` | stage name → milliseconds |
     | ``counts`` | stage name → items produced (pairs, cells per level, blocks, triangles) |
     | ``triangles`` | :class:`PatchTriangles` of ``patch`` when asked for (``collide(triangles=True)``) |
+    | ``pair_kind`` | (P,) int32, the path of each pair (``CONTACT_HYDROELASTIC`` or ``CONTACT_POINT``) |
     """
 
     def __init__(self, contacts, pair_shape_a, pair_shape_b, *, patch=None, patch_loader=None, overflow=(),
-                 timings_ms=None, counts=None, triangles=None):
+                 timings_ms=None, counts=None, triangles=None, pair_kind=None):
         self.contacts = contacts
         self.pair_shape_a = pair_shape_a
         self.pair_shape_b = pair_shape_b
+        self.pair_kind = (np.full(len(pair_shape_a), CONTACT_HYDROELASTIC, np.int32) if pair_kind is None
+                          else np.asarray(pair_kind, dtype=np.int32))
         self.overflow = list(overflow)
         self.timings_ms = dict(timings_ms or {})
         self.counts = dict(counts or {})
@@ -149,10 +295,10 @@ class CollisionResult:
     def pair_summaries(self, *, reduced: bool = True) -> list:
         """Per-pair totals (force on B, torque about the world origin, area, centre of pressure)."""
         c = self.contacts if reduced else self.patch
-        return summarize_pairs(c, self.pair_shape_a, self.pair_shape_b)
+        return summarize_pairs(c, self.pair_shape_a, self.pair_shape_b, self.pair_kind)
 
 
-def summarize_pairs(contacts: Contacts, pair_shape_a, pair_shape_b) -> list:
+def summarize_pairs(contacts: Contacts, pair_shape_a, pair_shape_b, pair_kind=None) -> list:
     out = []
     fvec = contacts.force_vectors()
     pts = contacts.point.astype(np.float64)
@@ -169,5 +315,6 @@ def summarize_pairs(contacts: Contacts, pair_shape_a, pair_shape_b) -> list:
         out.append(PairSummary(shape_a=int(pair_shape_a[p]), shape_b=int(pair_shape_b[p]),
                                contact_count=int(m.sum()), net_force=f, net_torque=torque[m].sum(axis=0),
                                patch_area=float(contacts.area[active].astype(np.float64).sum()),
-                               center_of_pressure=cop))
+                               center_of_pressure=cop,
+                               kind=CONTACT_HYDROELASTIC if pair_kind is None else int(pair_kind[p])))
     return out

@@ -166,9 +166,9 @@ class CallRecord:
         self.device.synchronize()
         self.timings_ms[name] = (time.perf_counter() - t0) * 1e3
 
-    def note_overflow(self, setting: str, capacity: int, required: int):
+    def note_overflow(self, setting: str, capacity: int, required: int, *, owner: str = "HydroelasticConfig"):
         if required > capacity:
-            self.overflow.append(Overflow(setting=setting, capacity=capacity, required=int(required)))
+            self.overflow.append(Overflow(setting=setting, capacity=capacity, required=int(required), owner=owner))
 
     def handle_overflow(self, policy: str):
         """Raise, warn or ignore (``HydroelasticConfig.overflow``) what overflowed."""

@@ -40,6 +40,8 @@ class ContactFrame:
     | ``body_a`` / ``body_b`` | (N,) | int32 body indices, −1 for a static shape |
     | ``env`` | (N,) | int32 env of the contact (−1: both shapes global) |
     | ``pair`` | (N,) | int32 index of the shape pair in the pipeline's result |
+    | ``kind`` | (N,) | int32 the path that made the contact: ``CONTACT_HYDROELASTIC`` (0) or ``CONTACT_POINT`` |
+    |  |  | (1), :mod:`hydro.contact.types` (a frame made without it: all hydroelastic) |
     """
 
     point: np.ndarray
@@ -53,13 +55,19 @@ class ContactFrame:
     body_b: np.ndarray
     env: np.ndarray
     pair: np.ndarray
+    kind: np.ndarray = None
+
+    def __post_init__(self):
+        if self.kind is None:
+            self.kind = np.zeros(len(self.depth), np.int32)
 
     @classmethod
     def empty(cls) -> "ContactFrame":
         z3 = np.zeros((0, 3))
         zi = np.zeros(0, np.int32)
         return cls(point=z3, normal=z3.copy(), depth=np.zeros(0), normal_force=z3.copy(), friction_force=z3.copy(),
-                   shape_a=zi, shape_b=zi.copy(), body_a=zi.copy(), body_b=zi.copy(), env=zi.copy(), pair=zi.copy())
+                   shape_a=zi, shape_b=zi.copy(), body_a=zi.copy(), body_b=zi.copy(), env=zi.copy(), pair=zi.copy(),
+                   kind=zi.copy())
 
     def __len__(self) -> int:
         return len(self.depth)

@@ -1,4 +1,4 @@
-"""A small penalty solver for experiments: rigid bodies stepped through hydroelastic contact.
+"""A small penalty solver for experiments: rigid bodies stepped through hydroelastic and point contact.
 
 :class:`Simulation` loads a scene (a USD path or a :class:`~hydro.scene.model.Model`), calls the
 contact pipeline once per sub-step and integrates the bodies with semi-implicit Euler. It is
@@ -15,15 +15,19 @@ One sub-step
        list, see :meth:`Simulation.set_kinematic_script` and :mod:`hydro.sim.kinematics`) with
        the velocity that reaches the pose at t + h; unscripted kinematic bodies move with their
        constant velocity.
-    2. The pipeline (one :class:`~hydro.contact.pipeline.HydroelasticPipeline`, reused) collides the
-       shapes at their current poses.
+    2. The collision pipeline (one :class:`~hydro.contact.collision.CollisionPipeline`, reused)
+       collides the shapes at their current poses: hydroelastic contacts for the pairs whose
+       shapes both opt in (``HydroelasticConfig.enabled``), point contacts for every other pair.
     3. Normal force per contact, only for penetrating, non-speculative contacts (depth d < 0):
-       ``fn = max(0, c·|d| − b·v_n)`` with c the contact's stiffness (N/m), v_n the normal
-       relative velocity at the contact (B relative to A, along the normal from A to B) and a
-       damping that gives each pair the damping ratio ζ (``damping_ratio``, default 1:
-       critically damped, no bounce): ``b = 2ζ·c·sqrt(m_eff / C)``, C = Σ c over the pair's
-       contacts, m_eff = 1 / (1/m_A + 1/m_B) (static and kinematic bodies have 1/m = 0). The
-       force on B is ``fn·n``, on A its opposite.
+       ``fn = max(0, c·|d| − b·v_n)`` with c the contact's stiffness (N/m: a hydroelastic
+       contact's ``area·k_eff``, a point contact's material stiffness, the two shapes' springs in
+       series), v_n the normal relative velocity at the contact (B relative to A, along the
+       normal from A to B) and the damping b: a point contact whose material authors
+       ``newton:contactDamping`` takes that (N·s/m, in series when both shapes author it);
+       every other contact gets the damping that gives its pair the damping ratio ζ
+       (``damping_ratio``, default 1: critically damped, no bounce): ``b = 2ζ·c·sqrt(m_eff / C)``,
+       C = Σ c over the pair's contacts, m_eff = 1 / (1/m_A + 1/m_B) (static and kinematic
+       bodies have 1/m = 0). The force on B is ``fn·n``, on A its opposite.
     4. Velocities are predicted with gravity and the normal forces (world-frame inertia
        R·I·Rᵀ, gyroscopic term included).
     5. Friction, per shape pair, Coulomb, solved implicitly at the velocity level for all pairs
@@ -39,15 +43,27 @@ Stable sub-step (``substeps="auto"``)
     C per dynamic body before any contact exists: ``C_b = Σ_shapes k_eff·A``, A the largest face
     of the shape's bounding box, k_eff = k·k_p/(k + k_p) against the stiffest other
     hydroelastic shape, times 4 (contact on opposite faces, and a dynamic partner moving
-    against it), and picks ``substeps = ceil(dt·ω_max / (stability_margin·a(ζ)))``. Every
+    against it), plus for point contacts ``8·k_eff`` per shape (its material stiffness in
+    series with the stiffest shape it makes point contacts with: a face of 4 points, twice), and
+    picks ``substeps = ceil(dt·ω_max / (stability_margin·a(ζ)))``. Every
     sub-step also measures the stiffness its contacts actually have and warns (once) when
     ``h·ω`` exceeds ``a(ζ)``, naming the body and the sub-step count needed, instead of letting
     the run explode. :attr:`Simulation.stability` reports the bound and the choice.
+
+Runtime configuration
+    ``config=None`` follows the active configuration (:func:`hydro.contact.config.configure_newton`):
+    a ``configure_newton`` call after the simulation was made — before the first step or
+    mid-run — takes effect at the next step (the collision pipeline is rebuilt with the new
+    routing and capacities; bodies, sensors and the clock are untouched; ``substeps`` stays as
+    chosen). A ``config`` given to the constructor is fixed for the simulation's life.
 
 Sensors
     ``add_sensor`` registers a sensor; after every physics step the simulation hands it the
     step's contacts, the state, the step index and dt (``on_step``, :mod:`hydro.sim.sensing`),
     and ``reset`` resets it with the envs. A sensor never reads the simulation back.
+
+(A little over 500 lines: the sub-step is one function on purpose, so the force law, friction
+and integration read in order; friction and kinematics already live in their own modules.)
 """
 
 from __future__ import annotations
@@ -61,7 +77,9 @@ import numpy as np
 
 from ..arguments import float_array, number
 from ..budget import check_substeps
+from ..contact.types import CONTACT_POINT
 from ..errors import InputError
+from ..scene.material import MAT_CONTACT_STIFFNESS
 from ..scene.model import DEFAULT_ENV_SPACING, Model, State
 from ..transforms import quat_mul, quat_normalize, quat_rotate, quat_to_matrix
 from .friction import solve_friction
@@ -95,13 +113,13 @@ class StabilityReport:
 
 
 class Simulation:
-    """Rigid bodies stepped through hydroelastic contact (see the module docstring).
+    """Rigid bodies stepped through hydroelastic and point contact (see the module docstring).
 
     ``scene``: a USD path (loaded with ``num_envs``/``env_spacing``; gravity read from its
     ``PhysicsScene``) or a :class:`~hydro.scene.model.Model` (gravity ``DEFAULT_GRAVITY`` unless
     given). ``dt`` (s): the physics step. ``substeps``: ``"auto"`` or a positive integer.
-    ``config``: a :class:`~hydro.contact.config.HydroelasticConfig` or ``NewtonConfig`` (default: the
-    active one). ``damping_ratio`` ζ of the normal contact damping; ``friction_iterations``
+    ``config``: a ``NewtonConfig``, ``CollisionConfig`` or ``HydroelasticConfig`` (default: follow
+    the active one, see "Runtime configuration"). ``damping_ratio`` ζ of the normal contact damping; ``friction_iterations``
     the active-set rounds of the friction solve; ``stability_margin`` the fraction of the critical
     sub-step ``"auto"`` aims for.
     """
@@ -109,8 +127,6 @@ class Simulation:
     def __init__(self, scene, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACING, dt: float = 1.0 / 60.0,
                  substeps="auto", config=None, device="cpu", gravity=None, damping_ratio: float = 1.0,
                  friction_iterations: int = 4, stability_margin: float = 0.5):
-        from ..contact.pipeline import HydroelasticPipeline
-
         if isinstance(scene, Model):
             model = scene
             scene_gravity = DEFAULT_GRAVITY
@@ -132,7 +148,10 @@ class Simulation:
             raise InputError(f"friction_iterations must be an integer >= 1, got {friction_iterations!r}")
         self.friction_iterations = friction_iterations
         margin = number(stability_margin, "stability_margin", exclusive_minimum=0.0, maximum=1.0)
-        self.pipeline = HydroelasticPipeline(model, config, device=device)
+        self._config_arg = config
+        self._device_arg = device
+        self._active_seen = None
+        self.pipeline = self._make_pipeline()
         self._prepare_bodies()
         self.stability = self._choose_substeps(substeps, margin)
         self.substeps = self.stability.substeps
@@ -175,6 +194,22 @@ class Simulation:
         """Indices of the bodies whose prim path fully matches the regular expression."""
         return self.model.find_bodies(pattern)
 
+    def _make_pipeline(self):
+        from ..contact.collision import CollisionPipeline
+        from ..contact.config import active_config
+
+        config = self._config_arg
+        if config is None:
+            config = self._active_seen = active_config()
+        return CollisionPipeline(self.model, config, device=self._device_arg)
+
+    def _follow_active_config(self):
+        """Rebuild the pipeline when ``configure_newton`` changed the active configuration."""
+        from ..contact.config import active_config
+
+        if self._config_arg is None and active_config() is not self._active_seen:
+            self.pipeline = self._make_pipeline()
+
     # ------------------------------------------------------------------------------------------
     def _prepare_bodies(self):
         m = self.model
@@ -192,6 +227,12 @@ class Simulation:
         a = critical_step(self.damping_ratio)
         hydro = np.asarray(m.shape_hydroelastic, dtype=bool)
         k = np.asarray(m.shape_stiffness, dtype=float)
+        # point contacts: every collision-enabled shape with the others but its hydroelastic pairs
+        from ..contact.point_pipeline import hydroelastic_routed
+
+        point_shapes = np.asarray(m.shape_collision_enabled, dtype=bool)
+        routed = hydroelastic_routed(m, self.pipeline.config)
+        k_point = np.asarray(m.shape_material, dtype=float)[:, MAT_CONTACT_STIFFNESS]
         omega2 = 0.0
         for b in np.flatnonzero(self.body_dynamic):
             c_body = 0.0
@@ -205,7 +246,17 @@ class Simulation:
                 lo, hi = m.shape_geometry[s].local_aabb()
                 ext = np.sort(np.asarray(hi, float) - np.asarray(lo, float))
                 c_body += keff * ext[1] * ext[2]
-            omega2 = max(omega2, 4.0 * c_body * self.body_inv_mass[b])
+            c_point = 0.0
+            for s in np.flatnonzero((self.shape_body == b) & point_shapes):
+                others = point_shapes.copy()
+                others[self.shape_body == b] = False
+                if routed[s]:
+                    others &= ~routed  # its pairs with hydroelastic shapes are hydroelastic
+                if not others.any():
+                    continue
+                kp = float(k_point[others].max())
+                c_point += 8.0 * k_point[s] * kp / (k_point[s] + kp)
+            omega2 = max(omega2, (4.0 * c_body + c_point) * self.body_inv_mass[b])
         omega = math.sqrt(omega2)
         h_crit = a / omega if omega > 0.0 else math.inf
         if isinstance(substeps, str):
@@ -340,6 +391,7 @@ class Simulation:
     def step(self) -> None:
         """Advance one physics step of ``dt`` (``substeps`` solver sub-steps), then hand every
         sensor the step's contacts (:mod:`hydro.sim.sensing`)."""
+        self._follow_active_config()
         frames = tuple(self._substep() for _ in range(self.substeps))
         self.step_count += 1
         for s in self._sensors:
@@ -394,6 +446,9 @@ class Simulation:
         inv_sum = inv_m[ia] + inv_m[ib]
         m_eff = np.where(inv_sum > 0.0, 1.0 / np.where(inv_sum > 0.0, inv_sum, 1.0), 0.0)
         damp = 2.0 * self.damping_ratio * stiff * np.sqrt(m_eff / np.maximum(c_pair[pair], 1e-300))
+        authored = c.damping[idx].astype(float)  # point contacts' material damping (NaN: not authored)
+        own = (c.kind[idx] == CONTACT_POINT) & np.isfinite(authored)
+        damp[own] = authored[own]
         fn = np.maximum(0.0, stiff * (-depth) - damp * vn)
         fvec = fn[:, None] * nrm
         self._check_stability(c_pair, pair, ia, ib, inv_m, h)
@@ -437,7 +492,8 @@ class Simulation:
 
         frame = ContactFrame(point=pts, normal=nrm, depth=depth, normal_force=fvec, friction_force=friction,
                              shape_a=sa.astype(np.int32), shape_b=sb.astype(np.int32), body_a=ba.astype(np.int32),
-                             body_b=bb.astype(np.int32), env=c.env[idx].astype(np.int32), pair=pair.astype(np.int32))
+                             body_b=bb.astype(np.int32), env=c.env[idx].astype(np.int32), pair=pair.astype(np.int32),
+                             kind=c.kind[idx].astype(np.int32))
         keep = fn > 0.0
         if not keep.all():
             frame = frame.take(keep)

@@ -1,4 +1,4 @@
-"""Flat-on-flat stability: a box resting and sliding on hydroelastic contact vs a single point.
+"""Flat-on-flat stability: a box resting and sliding on a hydroelastic patch vs point contacts.
 
     python scripts/experiments/flat_stability.py [--quick]
 
@@ -16,9 +16,13 @@ normal contact). Two motions, 2 s each:
 - ``resting``: the box starts 1 mm into the ground (about its equilibrium), at rest;
 - ``sliding``: the same, with 0.5 m/s along x; friction stops it after about 0.5 s.
 
-Two contact models, the same scene, solver and pipeline:
+Three contact models, the same scene and solver:
 
 - ``hydroelastic``: the pipeline's reduced patch (``max_contacts_per_pair`` 32);
+- ``point contacts``: the real default contact path (``HydroelasticConfig.enabled = False``
+  routes the pair there): box–box face clipping, four corner points at their true depths, each
+  with the materials' default contact stiffness (1e5 N/m per shape, in series) and the solver's
+  damping-ratio rule;
 - ``single point``: per pair, one contact at the deepest patch triangle, carrying the patch's
   whole normal force (its stiffness set to F/|depth| there, so c·|d| = F): where a point-contact
   generator would put it. It wraps the same pipeline (``SinglePointPipeline``), so only where
@@ -56,6 +60,7 @@ SIZE = 0.1
 STIFFNESS = 1e6
 FRICTION = 0.1
 SINK = 0.001
+MODELS = ("hydroelastic", "point contacts", "single point")
 
 
 class SinglePointPipeline:
@@ -105,7 +110,8 @@ def run_case(model_kind: str, motion: str, *, duration=2.0, resolution=64, dt=1.
 
     velocity = 0.5 if motion == "sliding" else 0.0
     model = build_scene(resolution, velocity)
-    sim = Simulation(model, dt=dt, config=HydroelasticConfig(max_contacts_per_pair=32))
+    sim = Simulation(model, dt=dt, config=HydroelasticConfig(max_contacts_per_pair=32,
+                                                             enabled=model_kind != "point contacts"))
     if model_kind == "single point":
         sim.pipeline = SinglePointPipeline(sim.pipeline)
     rows = []
@@ -161,7 +167,7 @@ def plot(rows, path):
     motions = list(dict.fromkeys(r["motion"] for r in rows))
     fig, axes = plt.subplots(len(motions), 3, figsize=(14, 3.8 * len(motions)), squeeze=False)
     for i, motion in enumerate(motions):
-        for model_kind, style in (("hydroelastic", "-"), ("single point", "-")):
+        for model_kind, style in (("hydroelastic", "-"), ("point contacts", "-"), ("single point", "-")):
             s = [r for r in rows if r["motion"] == motion and r["model"] == model_kind]
             if not s:
                 continue
@@ -189,15 +195,15 @@ def main(argv=None) -> int:
     duration, resolution = (0.5, 32) if args.quick else (2.0, 64)
     rows = []
     for motion in ("resting", "sliding"):
-        for model_kind in ("hydroelastic", "single point"):
+        for model_kind in MODELS:
             rows += run_case(model_kind, motion, duration=duration, resolution=resolution)
     csv = _common.write_csv(rows, os.path.join(args.out, NAME + ".csv"))
     png = plot(rows, os.path.join(args.out, NAME + ".png"))
     s = summarize(rows)
-    lines = [f"{'motion':<8} {'model':<13} {'height std µm':>13} {'tilt rms mrad':>13} {'tilt max mrad':>13} "
+    lines = [f"{'motion':<8} {'model':<14} {'height std µm':>13} {'tilt rms mrad':>13} {'tilt max mrad':>13} "
              f"{'torque rms':>10} {'Δtorque rms':>11} {'drift y mm':>10} {'slide mm':>8} {'jumps':>5}"]
     for (motion, model_kind), v in s.items():
-        lines.append(f"{motion:<8} {model_kind:<13} {v['height_std_um']:>13.3f} {v['tilt_rms_mrad']:>13.3f} "
+        lines.append(f"{motion:<8} {model_kind:<14} {v['height_std_um']:>13.3f} {v['tilt_rms_mrad']:>13.3f} "
                      f"{v['tilt_max_mrad']:>13.3f} {v['torque_rms']:>10.4f} {v['torque_step_rms']:>11.4f} "
                      f"{v['lateral_drift_mm']:>10.3f} {v['slide_mm']:>8.1f} {v['point_jumps']:>5}")
     _common.report(NAME, [csv, png], lines)
