@@ -414,3 +414,16 @@ def test_stage_units_sizes_and_budgets():
     (f,) = rules.sdf_budget_findings("/World/S", Sphere(0.1), SDFSettings(target_voxel_size=1e-4), budget=1e6,
                                      authored={"newton:sdfTargetVoxelSize": 0.01})
     assert "newton:sdfTargetVoxelSize = 0.01" in f.message  # the authored value, in the stage's units
+
+
+def test_sdf_memory_estimate_of_an_absurd_size_is_a_number_not_an_overflow():
+    # found by the fuzz suite: a Cube of size 1e308 made the estimate raise OverflowError
+    import warnings
+
+    from hydro.geometry import parse_shape
+    from hydro.sdf import SDFSettings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        need, res = rules.sdf_build_bytes(parse_shape("box:1e308,1e308,1e308"), SDFSettings(max_resolution=64))
+    assert res == (64, 64, 64) and need > 0 and need == need

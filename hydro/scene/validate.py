@@ -488,18 +488,21 @@ def sdf_build_bytes(geometry, settings, extra_padding: float = 0.0):
     nb = np.asarray(res, dtype=float) / BRICK
     bricks = float(np.prod(nb))
     coarse = float(np.prod(nb + 1))
+    # NumPy floats throughout: a shape of 1e308 m overflows to inf here, never to OverflowError
     size = np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float)
-    if geometry.kind_name in ("mesh", "convex_mesh"):
-        v, f = geometry.vertices, geometry.faces
-        area = 0.5 * float(np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1).sum())
-    else:
-        area = 2.0 * float(size[0] * size[1] + size[1] * size[2] + size[0] * size[2])
-    brick = BRICK * h
-    band = settings.narrow_band_outer - settings.narrow_band_inner + 2.0 * math.sqrt(3.0) * brick
-    band_bricks = min(bricks, area * band / brick**3 + area / brick**2)
-    # bytes per brick of the grid, per coarse sample, per exact sample of a band brick (measured with
-    # tracemalloc on spheres and boxes: within a factor 2 of the build's peak)
-    return 96.0 * bricks + 72.0 * coarse + 729.0 * 80.0 * band_bricks, tuple(int(r) for r in res)
+    brick = np.float64(BRICK * h)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if geometry.kind_name in ("mesh", "convex_mesh"):
+            v, f = geometry.vertices, geometry.faces
+            area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1).sum()
+        else:
+            area = 2.0 * (size[0] * size[1] + size[1] * size[2] + size[0] * size[2])
+        band = settings.narrow_band_outer - settings.narrow_band_inner + 2.0 * math.sqrt(3.0) * brick
+        band_bricks = min(bricks, float(area * band / brick**3 + area / brick**2))
+        # bytes per brick of the grid, per coarse sample, per exact sample of a band brick (measured with
+        # tracemalloc on spheres and boxes: within a factor 2 of the build's peak)
+        need = float(96.0 * bricks + 72.0 * coarse + 729.0 * 80.0 * band_bricks)
+    return (need if need == need else math.inf), tuple(int(r) for r in res)
 
 
 def sdf_budget_findings(path: str, geometry, settings, extra_padding: float = 0.0, *, budget=None,
