@@ -348,3 +348,22 @@ def test_when_the_union_cannot_be_formed_the_sign_still_comes_from_winding_numbe
     pts = rng.uniform(-0.1, 0.2, (3000, 3))
     d = MeshDistance(mesh).signed_distance(pts)
     np.testing.assert_array_equal(d < 0.0, _wn_inside(mesh, pts))
+
+
+def test_a_mesh_out_of_scale_with_its_scene_is_named_when_the_model_is_built():
+    from hydro.geometry import Box
+    from hydro.scene.model import ModelBuilder
+
+    def scene(mesh_size):
+        b = ModelBuilder()
+        body = b.add_body("/World/Part", pose=(0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0))
+        b.add_shape("/World/Part/mesh", _soup(_box(size=mesh_size), name="part.stl"), body=body)
+        b.add_shape("/World/Block", Box((0.1, 0.1, 0.05)))
+        b.add_shape("/World/Cup", Box((0.08, 0.08, 0.1)))
+        return b
+
+    with pytest.warns(MeshWarning, match=r"/World/Part/mesh: mesh 'part.stl' is 12 m long, .*times the typical shape"):
+        scene((12.0, 6.0, 4.0)).finalize(build_sdfs=False)  # centimetres read as metres, beside 10 cm parts
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MeshWarning)
+        scene((0.12, 0.06, 0.04)).finalize(build_sdfs=False)

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import HydroWarning, InputError
 
-__all__ = ["MeshWarning", "size_warnings", "LARGEST_PLAUSIBLE", "SMALLEST_PLAUSIBLE", "WELD_TOLERANCE", "WeldReport", "EdgeTopology", "MeshSolid", "MeshCheck", "weld", "edge_topology",
+__all__ = ["MeshWarning", "size_warnings", "scene_size_warnings", "LARGEST_PLAUSIBLE", "SMALLEST_PLAUSIBLE", "WELD_TOLERANCE", "WeldReport", "EdgeTopology", "MeshSolid", "MeshCheck", "weld", "edge_topology",
            "mesh_solid", "inspect_mesh", "reference_signed_distance", "open_mesh_message"]
 
 #: Vertices closer than this fraction of the bounding-box diagonal are merged by :func:`weld`
@@ -76,11 +76,8 @@ def size_warnings(mesh, *, voxel: float | None = None, narrow_band_inner: float 
     elif 0.0 < longest < SMALLEST_PLAUSIBLE:
         out.append(f"mesh {mesh.name!r} is {longest:.3g} m long: implausibly small; check its units (metersPerUnit, "
                    f"or Mesh.load(path, scale=...))")
-    if scene_size is not None and scene_size > 0.0 and longest > 0.0:
-        ratio = longest / scene_size
-        if ratio > 100.0 or ratio < 0.01:
-            out.append(f"mesh {mesh.name!r} is {longest:.4g} m long, {ratio:.3g} times the typical shape of its scene "
-                       f"({scene_size:.4g} m): are its units those of the scene?")
+    if scene_size is not None:
+        out += scene_size_warnings(mesh, scene_size)
     if voxel is not None and narrow_band_inner is not None and narrow_band_outer is not None:
         band = min(-narrow_band_inner, narrow_band_outer)
         if voxel > band:
@@ -88,6 +85,20 @@ def size_warnings(mesh, *, voxel: float | None = None, narrow_band_inner: float 
                        f"[{narrow_band_inner:g}, {narrow_band_outer:g}] m, so the band holds less than one voxel; "
                        f"check the mesh's units, or raise sdfMaxResolution / set sdfTargetVoxelSize")
     return out
+
+
+def scene_size_warnings(mesh, scene_size: float) -> list:
+    """A message when ``mesh`` is more than 100 times larger or smaller than ``scene_size`` (m, the
+    typical size of the other shapes of its scene): its units are likely not the scene's."""
+    lo, hi = mesh.local_aabb()
+    longest = float(np.max(hi - lo))
+    if not (scene_size > 0.0 and longest > 0.0 and math.isfinite(scene_size)):
+        return []
+    ratio = longest / scene_size
+    if 0.01 <= ratio <= 100.0:
+        return []
+    return [f"mesh {mesh.name!r} is {longest:.4g} m long, {ratio:.3g} times the typical shape of its scene "
+            f"({scene_size:.4g} m): are its units those of the scene?"]
 
 
 @dataclass(frozen=True)

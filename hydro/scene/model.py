@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -475,6 +476,27 @@ class ModelBuilder:
             raise ValueError(f"{what} path {path} is used twice")
         return path
 
+    def _warn_mesh_scale(self) -> None:
+        """A :class:`~hydro.geometry.mesh_check.MeshWarning` for each mesh 100 times larger or smaller
+        than the median size of the scene's other shapes (a mesh authored in millimetres in a scene
+        in metres, say)."""
+        from ..geometry.mesh_check import MeshWarning, scene_size_warnings
+
+        sizes = []
+        for s in self._shapes:
+            if not s.geometry.volumetric:  # planes, heightfields: no size of their own
+                sizes.append(math.nan)
+                continue
+            lo, hi = s.geometry.local_aabb()
+            sizes.append(float(np.max(np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float))))
+        for i, s in enumerate(self._shapes):
+            if not isinstance(s.geometry, Mesh):
+                continue
+            others = [v for j, v in enumerate(sizes) if j != i and math.isfinite(v) and v > 0.0]
+            if others:
+                for message in scene_size_warnings(s.geometry, float(np.median(others))):
+                    warnings.warn(f"{s.path}: {message}", MeshWarning, stacklevel=3)
+
     # ------------------------------------------------------------------------------------------
     def finalize(self, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACING, build_sdfs: bool = True) -> Model:
         """Make the :class:`Model`: mass properties (:mod:`~hydro.scene.mass`), env replication
@@ -486,6 +508,7 @@ class ModelBuilder:
             raise ValueError(f"env_spacing must be a finite number >= 0 (m), got {env_spacing!r}")
         num_envs = int(num_envs)
 
+        self._warn_mesh_scale()
         # mass properties once per authored body (copies share them)
         props = [body_mass_properties(body.path, [(s.geometry, s.local_pose, s.density) for s in self._shapes
                                                   if s.body == b], density=body.density, mass=body.mass,
