@@ -53,9 +53,12 @@ class HydroelasticConfig:
     overflow: str = "warn"
     """What a full buffer does: ``"raise"`` an error, ``"warn"``, or ``"ignore"``; the
     overflow is always counted and reported with the setting to raise."""
+    deep_overlap_fallback: bool = True
+    """Give a pair in deep overlap (one shape sunk into the other past what the patch resolves)
+    a fallback contact along the SDF gradient and warn (hydro/contact/deep_overlap.py)."""
 
     def __post_init__(self):
-        for name in ("enabled", "reduce_contacts"):
+        for name in ("enabled", "reduce_contacts", "deep_overlap_fallback"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"HydroelasticConfig.{name} must be True or False, got {getattr(self, name)!r}")
         c = self.mc_edge_clamp_min

@@ -24,6 +24,7 @@ from ..transforms import check_poses
 from .broad_phase import SWEEP, pair_filter, shape_boxes, sweep_order
 from .config import hydroelastic_config
 from .contacts import TF_COUNT, contacts_from_buffers
+from .deep_overlap import DeepOverlap, shape_size_findings, warn_findings
 from .interface import interface_code
 from .marching import MARCHING_CUBES
 from .pair_setup import PAIR_SETUP, PI_COUNT, PairView
@@ -89,6 +90,11 @@ class HydroelasticPipeline:
                                           brick_count=sum(f.brick_count for f in hydro_sdfs),
                                           fine_brick_count=sum(f.fine_brick_count for f in hydro_sdfs))
         self.calls = 0
+        # the model's limits (docs/limits.md): narrow shapes and huge margins reported once, a
+        # fallback contact for pairs in deep overlap
+        self._limit_warnings = set()
+        warn_findings(shape_size_findings(model), self._limit_warnings)
+        self.deep_overlap = DeepOverlap(model) if self.config.deep_overlap_fallback else None
 
     # ------------------------------------------------------------------------------------------
     def collide(self, shape_poses, *, pairs=None, triangles: bool = False) -> CollisionResult:
@@ -118,6 +124,14 @@ class HydroelasticPipeline:
                 n_reduced = self._reduce(call, n_pairs, n_tri)
         with call.stage("download"):
             results = self._download(n_pairs, n_tri, n_reduced, triangles)
+        if self.deep_overlap is not None:
+            with call.stage("deep_overlap"):
+                extra = self.deep_overlap.contacts(poses, results["pair_shape_a"], results["pair_shape_b"],
+                                                   results["contacts"])
+            if extra is not None:  # result.patch stays the meshed patch
+                extra.set_pair_materials(self.shape_material)
+                results["contacts"] = Contacts.concatenate([results["contacts"], extra])
+            call.counts["deep_overlap"] = 0 if extra is None else len(extra)
         call.handle_overflow(self.config.overflow)
         return CollisionResult(**results, overflow=call.overflow, timings_ms=call.timings_ms, counts=call.counts)
 

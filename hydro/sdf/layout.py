@@ -23,6 +23,8 @@ FORMAT_FLOAT32, FORMAT_UINT16, FORMAT_UINT8 = range(3)  # codes in params_i (rea
 FORMAT_CODES = {"float32": FORMAT_FLOAT32, "uint16": FORMAT_UINT16, "uint8": FORMAT_UINT8}
 FORMAT_DTYPES = {"float32": np.float32, "uint16": np.uint16, "uint8": np.uint8}
 DEFAULT_PADDING_VOXELS = 4
+#: How many times max_resolution a grid may get when the shape's margin + gap exceed its size.
+PADDED_REFINEMENT = 2
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,8 @@ def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
     """The grid for bounds ``lo..hi``: ``(origin, voxel_size, resolution, padding)``.
 
     The longest padded axis gets exactly ``max_resolution`` voxels (unless a positive
-    ``target_voxel_size`` decides); every axis count is rounded up to a multiple of 8 and the
+    ``target_voxel_size`` decides; up to ``PADDED_REFINEMENT`` times that when ``extra_padding``
+    exceeds half the shape's size); every axis count is rounded up to a multiple of 8 and the
     box is centred on the shape's bounds.
     """
     lo = np.asarray(lo, dtype=float)
@@ -107,15 +110,23 @@ def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
     else:
         n_max = settings.max_resolution
         longest = float(size.max())
+        # a margin + gap wider than the shape would leave the shape few voxels: such a grid gets
+        # up to PADDED_REFINEMENT × max_resolution voxels per axis (never finer than the shape
+        # alone would get), issue 16
+        n_cap = PADDED_REFINEMENT * n_max if 2.0 * extra > longest else n_max
         if settings.padding is None:
             pad_vox = DEFAULT_PADDING_VOXELS if n_max >= 32 else 1
             h = (longest + 2 * extra) / (n_max - 2 * pad_vox)
+            if n_cap > n_max:
+                h = max(longest / (n_max - 2 * pad_vox), (longest + 2 * extra) / (n_cap - 2 * pad_vox))
             pad = pad_vox * h + extra
         else:
             pad = settings.padding + extra
             h = (longest + 2 * pad) / n_max
+            if n_cap > n_max:
+                h = max(longest / n_max, (longest + 2 * pad) / n_cap)
         n = _brick_multiple(size + 2 * pad, h)
-        n = np.minimum(n, n_max)
+        n = np.minimum(n, n_cap)
     center = 0.5 * (lo + hi)
     origin = center - 0.5 * n * h
     return origin, float(h), tuple(int(v) for v in n), float(pad)
