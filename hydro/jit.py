@@ -46,6 +46,7 @@ from .errors import HydroWarning
 __all__ = [
     "CUDASIM",
     "COMPILING_MESSAGE",
+    "announce",
     "KERNELS",
     "Kernel",
     "SERIAL_BELOW",
@@ -134,7 +135,9 @@ def configure_runtime(*, cache_folder: str | None = None, announce_compiles: boo
       predictable (~45 µs); small launches run serially anyway (``SERIAL_BELOW``). A user's
       own ``NUMBA_THREADING_LAYER`` and ``OMP_WAIT_POLICY`` win.
     - ``announce_compiles``: print one line to stderr (:data:`COMPILING_MESSAGE`) when hydro
-      first has to compile instead of loading from the cache (the command line does this).
+      first has to compile instead of loading from the cache, and a line before each long step
+      of loading (:func:`announce`: an SDF build of a large mesh or a fine grid) — the command
+      line does this.
 
     Calling it again changes the settings; already compiled functions stay in memory.
     """
@@ -154,6 +157,14 @@ def _announce_compile():
     if rt is not None and rt.announce_compiles and not rt.announced:
         rt.announced = True
         print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
+
+
+def announce(message: str) -> None:
+    """Print ``message`` (what hydro is about to spend a while on) to stderr when the runtime
+    announces its work (``configure_runtime(announce_compiles=True)``: the command line)."""
+    rt = _runtime
+    if rt is not None and rt.announce_compiles:
+        print(message, file=sys.stderr, flush=True)
 
 
 # -- which hydro sources a module can inline ---------------------------------------------------

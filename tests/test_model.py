@@ -369,3 +369,36 @@ def test_only_usd_io_imports_pxr():
             if re.search(r"^\s*(from pxr|import pxr)", src, flags=re.M):
                 offenders.append(name)
     assert offenders == []
+
+
+def test_long_sdf_builds_are_announced_when_the_runtime_announces_its_work(capsys):
+    # issue 16: "everything long shows progress" — the command line announces a large mesh's build
+    import trimesh
+
+    import hydro.jit as jit
+    from hydro.scene.model import LONG_BUILD_TRIANGLES, ModelBuilder
+    from hydro.sdf import SDFSettings
+
+    ball = trimesh.creation.icosphere(subdivisions=4, radius=0.05)  # 5120 triangles
+    assert len(ball.faces) >= LONG_BUILD_TRIANGLES
+
+    def build():
+        b = ModelBuilder()
+        body = b.add_body("/World/Ball", pose=(0.0, 0.0, 0.2, 1.0, 0.0, 0.0, 0.0))
+        b.add_shape("/World/Ball/mesh", Mesh(ball.vertices, ball.faces, name="ball.stl"), body=body,
+                    hydroelastic=True, sdf=SDFSettings(max_resolution=16))
+        b.add_shape("/World/Ground", Box((1.0, 1.0, 0.1)), hydroelastic=True, sdf=SDFSettings(max_resolution=16))
+        return b.finalize()
+
+    saved = jit._runtime
+    try:
+        jit.configure_runtime(cache_folder=saved.cache_folder if saved else None, announce_compiles=True)
+        capsys.readouterr()
+        build()
+        err = capsys.readouterr().err
+        assert "hydro: building SDF 1/2: mesh ball.stl at resolution 16" in err
+        assert "box" not in err  # a small primitive's build is not announced
+    finally:
+        jit._runtime = saved
+    build()
+    assert "building SDF" not in capsys.readouterr().err  # a library user sees nothing

@@ -67,6 +67,23 @@ class SDFSpec:
     extra_padding: float
 
 
+#: An SDF build announced on the command line (it takes a second or more): a mesh of this many
+#: triangles or more, or a grid this fine or finer.
+LONG_BUILD_TRIANGLES = 5000
+LONG_BUILD_RESOLUTION = 192
+
+
+def _long_sdf_build(spec: "SDFSpec") -> bool:
+    faces = getattr(spec.geometry, "faces", None)
+    return (faces is not None and len(faces) >= LONG_BUILD_TRIANGLES) or \
+        spec.settings.max_resolution >= LONG_BUILD_RESOLUTION
+
+
+def _geometry_name(geometry) -> str:
+    name = getattr(geometry, "name", "") or ""
+    return f"{geometry.kind_name} {name}".strip()
+
+
 @dataclass(eq=False)
 class Model:
     """Bodies, shapes and SDFs of a scene (S shapes, B bodies, E envs). Built once; read-only.
@@ -202,7 +219,15 @@ class Model:
     def build_sdfs(self) -> None:
         """Build every distinct SDF (once) and point ``shape_sdf`` at them."""
         if len(self.sdfs) != len(self.sdf_specs):
-            self.sdfs = [build_sdf(s.geometry, s.settings, extra_padding=s.extra_padding) for s in self.sdf_specs]
+            from ..jit import announce
+
+            sdfs = []
+            for i, s in enumerate(self.sdf_specs):
+                if _long_sdf_build(s):
+                    announce(f"hydro: building SDF {i + 1}/{len(self.sdf_specs)}: {_geometry_name(s.geometry)} at "
+                             f"resolution {s.settings.max_resolution}…")
+                sdfs.append(build_sdf(s.geometry, s.settings, extra_padding=s.extra_padding))
+            self.sdfs = sdfs
             self.sdf_pack = SDFPack(self.sdfs)
         self.shape_sdf = self._shape_sdf_spec.copy()
 
