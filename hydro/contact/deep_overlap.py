@@ -34,8 +34,9 @@ import warnings
 import numpy as np
 
 from ..errors import HydroWarning
+from ..jit import cpu_jit
 from ..geometry.primitives import BOX, CAPSULE, CONE, CYLINDER, ELLIPSOID, SPHERE
-from ..transforms import pose_inverse, pose_transform_points, quat_rotate
+from ..transforms import pose_inverse, pose_transform_points, quat_rotate, quat_rotate_one
 from .types import Contacts
 
 #: Kinds whose exact distance (Geometry.phi) is evaluated here instead of the sampled field.
@@ -95,6 +96,32 @@ def _rotate(q, v, sign=1.0):
                      vz + qw * tz + (qx * ty - qy * tx)], axis=1)
 
 
+@cpu_jit
+def _any_may_be_deep(poses, a, b, center, inradius, lo, hi, margin) -> bool:
+    """Whether any pair may be in deep overlap: the centre of one shape X lies within r_X/2 of the
+    other's bounds (the test :meth:`DeepOverlap.contacts` makes first, for every pair and both roles,
+    compiled so that the usual case — no pair near — costs microseconds, not NumPy calls)."""
+    for p in range(a.shape[0]):
+        for role in range(2):
+            x = b[p] if role == 0 else a[p]
+            y = a[p] if role == 0 else b[p]
+            r = inradius[x]
+            if r <= 0.0:
+                continue
+            # X's centre in world, then in Y's frame (the inverse rotation)
+            wx, wy, wz = quat_rotate_one(poses[x, 3], poses[x, 4], poses[x, 5], poses[x, 6],
+                                         center[x, 0], center[x, 1], center[x, 2])
+            cx, cy, cz = quat_rotate_one(-poses[y, 3], -poses[y, 4], -poses[y, 5], poses[y, 6],
+                                         wx + poses[x, 0] - poses[y, 0], wy + poses[x, 1] - poses[y, 1],
+                                         wz + poses[x, 2] - poses[y, 2])
+            ox = max(max(lo[y, 0] - cx, cx - hi[y, 0]), 0.0)
+            oy = max(max(lo[y, 1] - cy, cy - hi[y, 1]), 0.0)
+            oz = max(max(lo[y, 2] - cz, cz - hi[y, 2]), 0.0)
+            if math.sqrt(ox * ox + oy * oy + oz * oz) - margin[y] < 0.5 * r:
+                return True
+    return False
+
+
 class DeepOverlap:
     """The fallback of deep overlap for one pipeline (static per-shape data, warned pairs)."""
 
@@ -144,6 +171,9 @@ class DeepOverlap:
             return None
         a = np.asarray(pair_a, dtype=np.int64)
         b = np.asarray(pair_b, dtype=np.int64)
+        poses = np.ascontiguousarray(poses, dtype=np.float64)
+        if not _any_may_be_deep(poses, a, b, self.center, self.inradius, self.lo, self.hi, self.margin):
+            return None
         stiff = np.asarray(model.shape_stiffness, dtype=np.float64)
         keff = stiff[a] * stiff[b] / (stiff[a] + stiff[b])
         sdf_index = np.asarray(model.shape_sdf)
