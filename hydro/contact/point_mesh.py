@@ -21,7 +21,7 @@ from ..backend import device_fn
 from ..geometry.primitives import MESH
 from ..geometry.support import convex_phi, point_to_local, point_to_world, to_world
 from ..sdf.sample import sdf_phi, sdf_phi_grad
-from .point_pairs import MANIFOLD_MAX, write_slot
+from .point_pairs import MANIFOLD_MAX, pick_score, write_slot
 
 
 @device_fn(inline=False)
@@ -86,15 +86,7 @@ def mesh_contacts(a, b, shapes, rot, pos, sdf, depth_max, slot_f, slot):
             depth = field_phi(dst, shapes, sdf, lx, ly, lz) - margins
             if depth > depth_max:
                 continue
-            if k == 0:
-                score = -depth
-            else:
-                score = math.inf
-                for j in range(n):
-                    dx = qx - slot_f[slot + j, 7]
-                    dy = qy - slot_f[slot + j, 8]
-                    dz = qz - slot_f[slot + j, 9]
-                    score = min(score, dx * dx + dy * dy + dz * dz)
+            score = pick_score(slot_f, slot, n, k, depth, qx, qy, qz)
             if score > best_score:
                 best_score = score
                 best = i

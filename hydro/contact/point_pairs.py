@@ -50,6 +50,22 @@ def write_slot(slot_f, r, px, py, pz, nx, ny, nz, depth):
     slot_f[r, 6] = depth
 
 
+@device_fn
+def pick_score(slot_f, slot, n, k, depth, qx, qy, qz):
+    """How good a candidate surface point q is as the pair's (k+1)-th manifold point: the deepest
+    first (k = 0), then the farthest (squared) from the ``n`` points already kept (columns 7..9 of
+    their slots), which keeps the manifold's extent."""
+    if k == 0:
+        return -depth
+    score = math.inf
+    for j in range(n):
+        dx = qx - slot_f[slot + j, 7]
+        dy = qy - slot_f[slot + j, 8]
+        dz = qz - slot_f[slot + j, 9]
+        score = min(score, dx * dx + dy * dy + dz * dz)
+    return score
+
+
 # ============================================================================================
 # Plane against anything
 
@@ -86,15 +102,7 @@ def _plane_vertices(slot_f, slot, shapes, rot, pos, o, px, py, pz, pnx, pny, pnz
             depth = (qx - px) * pnx + (qy - py) * pny + (qz - pz) * pnz - margins
             if depth > depth_max:
                 continue
-            if k == 0:
-                score = -depth
-            else:
-                score = math.inf
-                for j in range(n):
-                    dx = qx - slot_f[slot + j, 7]
-                    dy = qy - slot_f[slot + j, 8]
-                    dz = qz - slot_f[slot + j, 9]
-                    score = min(score, dx * dx + dy * dy + dz * dz)
+            score = pick_score(slot_f, slot, n, k, depth, qx, qy, qz)
             if score > best_score:
                 best_score = score
                 best = v

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from .mesh_check import drop_cancelling_faces, edge_topology, weld
+from .mesh_winding import net_boundary_edges
 
 __all__ = ["RepairReport", "repair_mesh"]
 
@@ -78,29 +79,20 @@ def _cap_holes(v, f):
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    a = np.concatenate([f[:, 0], f[:, 1], f[:, 2]])
-    b = np.concatenate([f[:, 1], f[:, 2], f[:, 0]])
-    lo = np.minimum(a, b)
-    hi = np.maximum(a, b)
-    key = lo * np.int64(len(v)) + hi
-    uniq, inv = np.unique(key, return_inverse=True)
-    net = np.bincount(inv.reshape(-1), weights=np.where(a < b, 1, -1), minlength=len(uniq)).astype(np.int64)
-    sel = np.nonzero(net)[0]
-    if len(sel) == 0:
+    e_lo, e_hi, net = net_boundary_edges(v, f)
+    if len(net) == 0:
         return v, f, 0, 0.0
-    e_lo = uniq[sel] // len(v)
-    e_hi = uniq[sel] % len(v)
     verts, idx = np.unique(np.concatenate([e_lo, e_hi]), return_inverse=True)
-    k = len(sel)
+    k = len(net)
     g = coo_matrix((np.ones(k), (idx[:k], idx[k:])), shape=(len(verts), len(verts)))
     n_holes, label = connected_components(g, directed=False)
     apex = np.zeros((n_holes, 3))
     np.add.at(apex, label, v[verts])
     apex /= np.bincount(label, minlength=n_holes)[:, None]
     apex_index = len(v) + np.arange(n_holes)
-    mult = np.abs(net[sel])
-    first = np.repeat(np.where(net[sel] > 0, e_hi, e_lo), mult)
-    second = np.repeat(np.where(net[sel] > 0, e_lo, e_hi), mult)
+    mult = np.abs(net)
+    first = np.repeat(np.where(net > 0, e_hi, e_lo), mult)
+    second = np.repeat(np.where(net > 0, e_lo, e_hi), mult)
     hole = np.repeat(label[idx[:k]], mult)
     cap = np.stack([first, second, apex_index[hole]], axis=1)
     flatness = 0.0

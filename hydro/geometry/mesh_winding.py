@@ -387,11 +387,10 @@ def winding_number_exact(triangles, points) -> np.ndarray:
     return out
 
 
-def _boundary_cap(v, f):
-    """Triangles that close the welded soup (v, f): one fan from a common apex over the chain's
-    boundary (each edge used more often one way than the other, with that multiplicity). The
-    boundary of a triangle chain is a cycle, so the fan's own edges cancel and soup + cap is
-    closed. Returns (cap triangles (C, 3, 3), apex) — C = 0 for a closed soup."""
+def net_boundary_edges(v, f):
+    """The edges of the soup (v, f) used more often one way than the other: ``(e_lo, e_hi, net)``,
+    each edge by its vertex indices ``e_lo < e_hi`` and ``net`` (non-zero) how many more times it
+    runs lo → hi than hi → lo. Empty for a closed, consistently wound soup."""
     a = np.concatenate([f[:, 0], f[:, 1], f[:, 2]])
     b = np.concatenate([f[:, 1], f[:, 2], f[:, 0]])
     lo = np.minimum(a, b)
@@ -400,14 +399,21 @@ def _boundary_cap(v, f):
     uniq, inv = np.unique(key, return_inverse=True)
     net = np.bincount(inv.reshape(-1), weights=np.where(a < b, 1, -1), minlength=len(uniq)).astype(np.int64)
     sel = np.nonzero(net)[0]
-    if len(sel) == 0:
+    return uniq[sel] // len(v), uniq[sel] % len(v), net[sel]
+
+
+def _boundary_cap(v, f):
+    """Triangles that close the welded soup (v, f): one fan from a common apex over the chain's
+    boundary (each edge used more often one way than the other, with that multiplicity). The
+    boundary of a triangle chain is a cycle, so the fan's own edges cancel and soup + cap is
+    closed. Returns (cap triangles (C, 3, 3), apex) — C = 0 for a closed soup."""
+    e_lo, e_hi, net = net_boundary_edges(v, f)
+    if len(net) == 0:
         return np.zeros((0, 3, 3)), None
-    e_lo = uniq[sel] // len(v)
-    e_hi = uniq[sel] % len(v)
-    mult = np.abs(net[sel])
+    mult = np.abs(net)
     # the boundary runs lo -> hi where net > 0: cancel it with (hi, lo, apex), else (lo, hi, apex)
-    first = np.where(net[sel] > 0, e_hi, e_lo)
-    second = np.where(net[sel] > 0, e_lo, e_hi)
+    first = np.where(net > 0, e_hi, e_lo)
+    second = np.where(net > 0, e_lo, e_hi)
     first = np.repeat(first, mult)
     second = np.repeat(second, mult)
     apex = v[np.unique(np.concatenate([e_lo, e_hi]))].mean(axis=0)
