@@ -150,3 +150,25 @@ def test_point_contact_capacity_overflow_is_reported(scene):
     with pytest.warns(RuntimeWarning, match="rigid_contact_max"):
         r = CollisionPipeline(m, CollisionConfig(rigid_contact_max=5)).collide(m.shape_world_poses())
     assert (r.contacts.kind == CONTACT_POINT).sum() == 5
+
+
+def test_an_all_hydroelastic_scene_skips_the_point_stages_and_gives_the_hydroelastic_contacts():
+    from hydro.contact.pipeline import HydroelasticPipeline
+
+    b = ModelBuilder()
+    sdf = SDFSettings(max_resolution=16)
+    b.add_shape("/World/Ground", Box((1.0, 1.0, 0.1)), hydroelastic=True, sdf=sdf)
+    ball = b.add_body("/World/Ball", (0, 0, 0.05 + 0.05 - 0.004, 0, 0, 0, 1), density=500.0)
+    b.add_shape("/World/Ball/c", Sphere(0.05), body=ball, hydroelastic=True, sdf=sdf)
+    m = b.finalize()
+    poses = m.shape_world_poses()
+    both = CollisionPipeline(m)
+    assert not both.has_points
+    got = both.collide(poses)
+    want = HydroelasticPipeline(m).collide(poses)
+    assert not any(k.startswith("point") for k in got.timings_ms)
+    assert len(got.contacts) == len(want.contacts) > 0 and np.all(got.contacts.kind == CONTACT_HYDROELASTIC)
+    np.testing.assert_array_equal(got.contacts.force, want.contacts.force)
+    # with hydroelastic contact off the same scene needs the point stages again
+    off = CollisionPipeline(m, CollisionConfig(hydroelastic=HydroelasticConfig(enabled=False)))
+    assert off.has_points and np.all(off.collide(poses).contacts.kind == CONTACT_POINT)

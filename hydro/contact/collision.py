@@ -39,6 +39,9 @@ class CollisionPipeline:
         self.point = PointContactPipeline(model, self.config, device=self.device)
         routed = hydroelastic_routed(model, self.config)
         self.has_hydroelastic = bool(routed.any())
+        # a pair takes the default path when one of its shapes collides but is not routed: none such,
+        # no point contacts (an all-hydroelastic scene skips the point stages)
+        self.has_points = bool((np.asarray(model.shape_collision_enabled, bool) & ~routed).any())
 
     def collide(self, shape_poses, *, triangles: bool = False) -> CollisionResult:
         """Contacts of every pair at world ``shape_poses`` (S, 7); ``triangles``: also the
@@ -48,7 +51,10 @@ class CollisionPipeline:
         else:
             hyd = None
         call = CallRecord(self.device)
-        points, pa, pb, call = self.point.collide(shape_poses, call=call)
+        if self.has_points:
+            points, pa, pb, call = self.point.collide(shape_poses, call=call)
+        else:
+            points, pa, pb = Contacts.empty(0), np.zeros(0, np.int32), np.zeros(0, np.int32)
         call.handle_overflow(self.config.overflow)
         if hyd is None:
             hyd_contacts = Contacts.empty(0)

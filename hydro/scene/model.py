@@ -1,5 +1,8 @@
 """The scene model: bodies, shapes and their SDFs, built once; a :class:`State` per step.
 
+(Over 500 lines: the builder's checks, the :class:`Model` table it fills and its few edits
+belong together; mass, envs, paths and materials already live in their own modules.)
+
 Scenes come from USD (:func:`hydro.scene.usd_io.load_usd`) or from Python with a
 :class:`ModelBuilder`; both end in :meth:`ModelBuilder.finalize`, which computes mass
 properties, replicates environments and builds each distinct SDF once.
