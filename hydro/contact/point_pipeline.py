@@ -30,7 +30,7 @@ from .narrow_phase import (COMPACT, NARROW, PI_COUNT, PI_ENV, PI_PAIR, PI_SHAPE_
                            PT_STATIC_FRICTION, PT_STIFFNESS, SM_COUNT)
 from .point_pairs import PAIR_CONTACT_MAX, SLOT_WIDTH
 from .types import CONTACT_POINT, Contacts
-from .workspace import Buffer, CallRecord, reserve
+from .workspace import Buffer, CallRecord, reserve, upload_kept
 
 __all__ = ["PointContactPipeline", "hydroelastic_routed", "point_contacts_from_buffers"]
 
@@ -185,14 +185,7 @@ class PointContactPipeline:
 
     # -- the stages ----------------------------------------------------------------------------
     def _upload(self, name, host):
-        host = np.ascontiguousarray(host)
-        buf = self._uploads.get(name)
-        if buf is None or buf.shape != host.shape or buf.dtype != host.dtype:
-            buf = self.device.empty(host.shape, host.dtype)
-            self._uploads[name] = buf
-        if host.size:
-            self.device.copy_into(buf, host)
-        return buf
+        return upload_kept(self.device, self._uploads, name, host)
 
     def _broad_phase(self, call, poses) -> int:
         dev = self.device

@@ -53,6 +53,19 @@ def reserve(required: int, *buffers) -> int:
     return min(b.reserve(required) for b in buffers)
 
 
+def upload_kept(device, kept: dict, name, host):
+    """Copy per-call host data into the device array ``kept[name]`` (allocated, or reallocated when
+    its shape or dtype changes); that array."""
+    host = np.ascontiguousarray(host)
+    buf = kept.get(name)
+    if buf is None or buf.shape != host.shape or buf.dtype != host.dtype:
+        buf = device.empty(host.shape, host.dtype)
+        kept[name] = buf
+    if host.size:
+        device.copy_into(buf, host)
+    return buf
+
+
 class ContactWorkspace:
     """Every device buffer of one :class:`~hydro.contact.pipeline.HydroelasticPipeline`, kept
     between calls. Initial sizes follow the model (hydroelastic shapes, their bricks and fine
@@ -129,14 +142,7 @@ class ContactWorkspace:
 
     def upload(self, name, host):
         """Copy per-call host data into a device array kept for it (allocated on first use)."""
-        host = np.ascontiguousarray(host)
-        buf = self.uploads.get(name)
-        if buf is None or buf.shape != host.shape or buf.dtype != host.dtype:
-            buf = self.device.empty(host.shape, host.dtype)
-            self.uploads[name] = buf
-        if host.size:
-            self.device.copy_into(buf, host)
-        return buf
+        return upload_kept(self.device, self.uploads, name, host)
 
     def buffers(self) -> dict:
         """Every device array of the workspace by name (to check that calls reuse them)."""
