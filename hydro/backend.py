@@ -16,14 +16,14 @@ from . import jit as _jit
 from .jit import (COMPILING_MESSAGE, CUDASIM, KERNELS, SERIAL_BELOW, Kernel, _record,  # noqa: F401  (re-exported)
                   configure_runtime, cpu_jit, default_cache_folder, device_fn, kernel, record_signatures)
 
-__all__ = ["Device", "find_segment", "get_device", "lower_bound", *_jit.__all__]
+__all__ = ["Device", "cpu_exclusive_scan", "find_segment", "get_device", "lower_bound", *_jit.__all__]
 
 
 # ============================================================================================
 # Small device helpers shared by several stages
 
 
-@device_fn
+@device_fn(inline=True)
 def find_segment(offsets, count, item):
     """The segment ``p`` with ``offsets[p] <= item < offsets[p + 1]`` (offsets ascending, count+1 long)."""
     lo = 0
@@ -37,7 +37,7 @@ def find_segment(offsets, count, item):
     return lo
 
 
-@device_fn
+@device_fn(inline=True)
 def lower_bound(keys, count, value):
     """The first index ``k`` in ``0 .. count`` with ``keys[k] >= value`` (``keys`` ascending)."""
     lo = 0
@@ -55,33 +55,18 @@ def lower_bound(keys, count, value):
 # Exclusive prefix sum
 
 
-@device_fn
-def _scan_chunk_sums_item(c, values, count, chunk, sums_out):
-    start = c * chunk
-    stop = min(start + chunk, count)
+@cpu_jit
+def cpu_exclusive_scan(values, out, count):
+    """Exclusive prefix sum of ``values[:count]`` into ``out[:count + 1]`` on the CPU (out[count]:
+    the total, returned). One ordered pass: it is memory-bound, and a second thread would only
+    add a launch to the counts hydro scans."""
     s = 0
-    for i in range(start, stop):
-        s += values[i]
-    sums_out[c] = s
-
-
-@device_fn
-def _scan_chunk_write_item(c, values, count, chunk, chunk_offsets, out):
-    start = c * chunk
-    stop = min(start + chunk, count)
-    s = chunk_offsets[c]
-    for i in range(start, stop):
+    for i in range(count):
         out[i] = s
         s += values[i]
-    if stop == count and start < stop:
-        out[count] = s
-    if count == 0:
-        out[0] = 0
+    out[count] = s
+    return s
 
-
-# CPU only: the CUDA scan below works in shared memory
-_SCAN_CHUNK_SUMS = kernel("exclusive_scan.chunk_sums", _scan_chunk_sums_item, cuda=False)
-_SCAN_CHUNK_WRITE = kernel("exclusive_scan.chunk_write", _scan_chunk_write_item, cuda=False)
 
 _SCAN_TPB = 256  # threads per block of the CUDA scan (a power of two)
 
@@ -224,16 +209,8 @@ class Device:
         count = len(values) if count is None else int(count)
         if self.is_cuda:
             self._scan_cuda(values, out, count)
-        else:
-            chunk = max(4096, (count + 7) // 8)
-            nchunks = max(1, (count + chunk - 1) // chunk)
-            sums = self.scratch("scan.sums", nchunks, np.int64)
-            self.launch(_SCAN_CHUNK_SUMS, nchunks, values, count, chunk, sums)
-            offsets = self.scratch("scan.offsets", nchunks, np.int64)
-            offsets[0] = 0
-            np.cumsum(sums[: nchunks - 1], out=offsets[1:nchunks])
-            self.launch(_SCAN_CHUNK_WRITE, nchunks, values, count, chunk, offsets, out)
-        return int(self.read_scalar(out, count))
+            return int(self.read_scalar(out, count))
+        return int(cpu_exclusive_scan(values, out, count))
 
     def _scan_cuda(self, values, out, count: int, level: int = 0):
         if count == 0:

@@ -4,13 +4,18 @@ Every kernel in hydro is written once as an *item function*: a ``@device_fn`` th
 work for one index ``i``, ``item(i, *args)``. :func:`kernel` builds from it, by generating the
 three-line launchers, the three builds a :class:`~hydro.backend.Device` runs:
 
-- ``parallel``: ``for i in prange(n): item(i, *args)`` compiled by Numba with threads (large
-  launches);
-- ``serial``: the same loop without threads (small launches: no thread start-up cost);
+- ``loop``: ``for i in range(lo, hi): item(i, *args)``, the serial build (small launches run
+  ``loop(0, n, …)``: no thread start-up cost);
+- ``parallel``: ``loop`` over contiguous runs of items, the runs shared out to threads by a
+  ``prange`` (large launches);
 - ``cuda``: ``i = cuda.grid(1); if i < n: item(i, *args)``.
 
-All three call the very same ``@device_fn`` helpers, which Numba inlines into them, so no
-formula exists twice. CPU-only compiled code (SDF building, mesh distances) uses
+All three call the very same ``@device_fn`` helpers, so no formula exists twice. The item and
+the helpers are *called*, not inlined by Numba (LLVM inlines what is small when it links them, so
+the code runs as fast): each helper is typed and compiled once, where inlining re-typed it at every
+call site and multiplied compile times. The parallel launcher's own body is a single call, which
+Numba's parallel transforms compile in moments (a large item inlined into a ``prange`` took three
+times as long as in a serial loop, and then once more for it). CPU-only compiled code (SDF building, mesh distances) uses
 :func:`cpu_jit`.
 
 Importing this module changes nothing outside hydro. :func:`configure_runtime` (called by the
@@ -328,22 +333,26 @@ if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
 def _dispatcher(fn, **options):
     if numba.config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: plain Python, as numba.njit does
         return fn
-    targetoptions = {"nopython": True, "boundscheck": None, **options}
+    # IEEE division (inf/NaN, no ZeroDivisionError) on the CPU as on CUDA: one source, one behaviour
+    targetoptions = {"nopython": True, "boundscheck": None, "error_model": "numpy", **options}
     cls = _SimDispatcher if CUDASIM else _HydroDispatcher
     return cls(py_func=fn, locals={}, targetoptions=targetoptions)
 
 
-def device_fn(fn=None, *, inline: bool = True):
+def device_fn(fn=None, *, inline: bool = False):
     """Declare a device helper: plain math callable from CPU and CUDA kernels alike.
 
     Helpers may use scalars, tuples, array indexing, loops and ``math``; no allocation, no
     exceptions, no Python objects, so that the same source compiles for CUDA. Helpers are
-    inlined into their callers by default: a call that passes many arrays would otherwise
-    cost more than the work it does.
+    compiled once and called (LLVM inlines the small ones where they are linked in); ``inline``
+    asks Numba to inline a helper into each caller instead, for a tiny helper whose callers must
+    see its constants (a choice between builds, say).
     """
 
     def wrap(f):
-        return _dispatcher(f, **({"inline": "always"} if inline else {}))
+        # helpers allocate nothing: no reference counting (else every array read out of a tuple
+        # argument costs an atomic increment and decrement per call)
+        return _dispatcher(f, _nrt=False, **({"inline": "always"} if inline else {}))
 
     return wrap(fn) if fn is not None else wrap
 
@@ -363,11 +372,26 @@ def cpu_jit(fn=None, *, parallel: bool = False):
 #: Every kernel defined in hydro, by name (the PTX test compiles each one).
 KERNELS: dict[str, "Kernel"] = {}
 
-_CPU_LAUNCHER = """\
-def {fn}(_n, {params}):
-    for _i in prange(_n):
+#: The one loop that runs items lo .. hi − 1: the item is inlined here, compiled once per kernel
+_RANGE_LOOP = """\
+def {fn}(_lo, _hi, {params}):
+    for _i in range(_lo, _hi):
         _item(_i, {params})
 """
+
+#: Threads take contiguous runs of items: the parallel loop calls the compiled range, so its body
+#: stays one call (Numba's parallel transforms then cost little to compile) and both launchers
+#: share one compiled item loop
+_PARALLEL_LAUNCHER = """\
+def {fn}(_n, {params}):
+    _chunks = min(_n, _CHUNKS)
+    for _c in prange(_chunks):
+        _k = int64(_c)
+        _range((_n * _k) // _chunks, (_n * (_k + 1)) // _chunks, {params})
+"""
+
+#: Runs of items a parallel launch splits into (the threads share them out statically)
+_CHUNKS = 64
 
 _CUDA_LAUNCHER = """\
 def {fn}(_n, {params}):
@@ -377,8 +401,9 @@ def {fn}(_n, {params}):
 """
 
 
-def _launcher(template, name, variant, item):
-    """Generate the launcher ``template`` around ``item`` (a Python function in item's module)."""
+def _launcher(template, name, variant, item, loop=None):
+    """Generate the launcher ``template`` around ``item`` (a Python function in item's module) or,
+    for the CPU launchers, around the compiled item ``loop``."""
     py_item = getattr(item, "py_func", item)
     params = list(inspect.signature(py_item).parameters.values())
     for p in params:
@@ -391,7 +416,8 @@ def _launcher(template, name, variant, item):
     source = template.format(fn=fn, params=", ".join(names))
     filename = f"<hydro kernel {name} ({variant})>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
-    scope = {"__name__": py_item.__module__, "prange": prange, "cuda": cuda, "_item": item}
+    scope = {"__name__": py_item.__module__, "prange": prange, "cuda": cuda, "_item": item, "_range": loop,
+             "int64": numba.int64, "_CHUNKS": _CHUNKS}
     exec(compile(source, filename, "exec"), scope)
     f = scope[fn]
     f.__module__ = py_item.__module__
@@ -399,7 +425,7 @@ def _launcher(template, name, variant, item):
 
 
 class Kernel:
-    """The parallel CPU, serial CPU and CUDA builds of one item function, registered by name.
+    """The serial CPU loop, parallel CPU and CUDA builds of one item function, registered by name.
 
     Numba's cache keys a function by its name, signature and bytecode, not by its options: each
     build is generated under a name of its own, or one build could be loaded for the other
@@ -417,8 +443,11 @@ class Kernel:
         # Kernels allocate nothing, so they run without Numba's reference counting: with it, every
         # array read out of a tuple argument (an SDFView) costs an atomic increment and decrement
         # per item, which Numba's pruning cannot always remove.
-        self.parallel = _dispatcher(_launcher(_CPU_LAUNCHER, name, "parallel", item), parallel=True, _nrt=False)
-        self.serial = _dispatcher(_launcher(_CPU_LAUNCHER, name, "serial", item), _nrt=False)
+        # the item inlined into its one loop (a call per item would pass every array each time)
+        inlined = item if numba.config.DISABLE_JIT else _dispatcher(item.py_func, _nrt=False, inline="always")
+        self.loop = _dispatcher(_launcher(_RANGE_LOOP, name, "loop", inlined), _nrt=False)
+        self.parallel = _dispatcher(_launcher(_PARALLEL_LAUNCHER, name, "parallel", item, self.loop), parallel=True,
+                                    _nrt=False)
         self.cuda = cuda.jit(_launcher(_CUDA_LAUNCHER, name, "cuda", item)) if cuda_build else None
         KERNELS[name] = self
 
@@ -428,7 +457,10 @@ class Kernel:
     def cpu(self, n: int, *args, serial_below: int | None = None):
         """Run items ``0 .. n-1`` on the CPU: serially below the threshold, else in parallel."""
         threshold = self.serial_below if serial_below is None else serial_below
-        (self.parallel if n >= threshold else self.serial)(n, *args)
+        if n >= threshold:
+            self.parallel(n, *args)
+        else:
+            self.loop(0, n, *args)
 
 
 def kernel(name: str, item, *, serial_below: int = SERIAL_BELOW, cuda: bool = True) -> Kernel:

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .backend import device_fn
+from .backend import cpu_jit, device_fn
 
 IDENTITY_POSE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 
@@ -114,6 +114,25 @@ def pose_transform_points(pose, pts) -> np.ndarray:
     """Points (..., 3) from the pose's frame to its parent frame."""
     pose = np.asarray(pose, dtype=float)
     return pose[..., :3] + quat_rotate(pose[..., 3:], pts)
+
+
+@cpu_jit
+def normalized_poses_into(poses, out):
+    """Copy poses (S, 7) into ``out`` with unit quaternions; returns −1, or the first pose that is
+    not finite (its index) or has a zero quaternion (−2 − its index), leaving ``out`` partial."""
+    for s in range(poses.shape[0]):
+        for k in range(7):
+            v = poses[s, k]
+            if not (v - v == 0.0):  # NaN or inf
+                return s
+        n = math.sqrt(poses[s, 3] ** 2 + poses[s, 4] ** 2 + poses[s, 5] ** 2 + poses[s, 6] ** 2)
+        if n < 1e-12:
+            return -2 - s
+        for k in range(3):
+            out[s, k] = poses[s, k]
+        for k in range(3, 7):
+            out[s, k] = poses[s, k] / n
+    return -1
 
 
 def check_poses(poses, name: str = "pose") -> np.ndarray:

@@ -95,11 +95,15 @@ def broad_phase_pairs(model, shape_poses):
     return out
 
 
-def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False):
+def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exact=False):
     """Every contact of pair (a, b) by marching cubes over B's whole grid (no refinement).
 
-    A is the coarser shape (ties: B is the higher index), as in the pipeline. Returns a dict of
-    arrays: point, normal, area, depth, pressure, force, stiffness, weight, speculative.
+    A is the coarser shape (ties: B is the higher index), as in the pipeline. ``exact``: the
+    fields are the primitives' exact distances (``Geometry.phi``) where the patch is built — at
+    the grid points, at each vertex, settled on the interface by bisection to round-off (the
+    pipeline takes one parabolic step), and at the point of the patch over each inside triangle's
+    centroid (Newton's method along the normal to round-off; the pipeline takes one step). Returns
+    a dict of arrays: point, normal, area, depth, pressure, force, stiffness, weight, speculative.
     """
     from hydro.contact.mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
     from hydro.transforms import pose_inverse, pose_transform_points, quat_rotate
@@ -108,28 +112,60 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False):
     if sa.voxel_size < sb.voxel_size:
         a, b, sa, sb = b, a, sb, sa
     ka, kb = model.shape_stiffness[a], model.shape_stiffness[b]
+    ma, mb = model.shape_margin[a], model.shape_margin[b]
     keff = ka * kb / (ka + kb)
     gap = model.shape_gap[a] + model.shape_gap[b]
+    b_to_a = pose_inverse(shape_poses[a])
+
+    def fields(pts_b):
+        """eA, eB at B-local points (M, 3)."""
+        in_a = pose_transform_points(b_to_a, pose_transform_points(shape_poses[b], pts_b))
+        if exact:
+            return sa.geometry.phi(in_a) - ma, sb.geometry.phi(pts_b) - mb
+        return sa.sample(in_a) - ma, sb.sample(pts_b) - mb
+
+    def interface(ea, eb):
+        if switched:
+            kna, knb = ka / np.sqrt(ka * kb), kb / np.sqrt(ka * kb)
+            return np.where((ea < 0) & (eb < 0), kna * ea - knb * eb, ea - eb)
+        return ka * ea - kb * eb
+
     grid = sb.grid_points()  # (nz+1, ny+1, nx+1, 3) in B's frame
     pts_b = grid.reshape(-1, 3)
-    eb = sb.sample(pts_b) - model.shape_margin[b]
-    world = pose_transform_points(shape_poses[b], pts_b)
-    in_a = pose_transform_points(pose_inverse(shape_poses[a]), world)
-    ea = sa.sample(in_a) - model.shape_margin[a]
+    ea, eb = fields(pts_b)
+    if not exact:  # B's grid samples as stored (what the kernels read there), not interpolated
+        eb = sb.pack().grid_values(0).ravel() - mb
     shape = grid.shape[:3]
     ea = ea.astype(np.float32).astype(np.float64).reshape(shape)
     eb = eb.astype(np.float32).astype(np.float64).reshape(shape)
-    if switched:
-        kna, knb = ka / np.sqrt(ka * kb), kb / np.sqrt(ka * kb)
-        f = np.where((ea < 0) & (eb < 0), kna * ea - knb * eb, ea - eb)
-    else:
-        f = ka * ea - kb * eb
+    f = interface(ea, eb)
     # the pipeline keeps the grid samples of eA, eB and f as float32 (both of its passes read
     # the same stored values); the reference rounds them alike
     f = f.astype(np.float32).astype(np.float64)
     rows = []
     nz, ny, nx = (s - 1 for s in shape)
     h = sb.voxel_size
+
+    def crossing(p0, p1):
+        """(t, eA, eB) of the crossing on the grid edge p0 -> p1 (grid indices)."""
+        f0 = f[p0[2], p0[1], p0[0]]
+        f1 = f[p1[2], p1[1], p1[0]]
+        tt = 0.5 if f1 == f0 else -f0 / (f1 - f0)
+        if exact and 0.0 < tt < 1.0:
+            x0 = sb.origin + h * p0
+            x1 = sb.origin + h * p1
+            e = fields((x0 + tt * (x1 - x0))[None])
+            ft = interface(*e)[0]
+            if ft != 0.0:
+                tt = _parabolic_root(f0, tt, ft, f1)
+                e = fields((x0 + tt * (x1 - x0))[None])
+            ea_v, eb_v = e[0][0], e[1][0]
+        else:
+            ea_v = ea[p0[2], p0[1], p0[0]] + tt * (ea[p1[2], p1[1], p1[0]] - ea[p0[2], p0[1], p0[0]])
+            eb_v = eb[p0[2], p0[1], p0[0]] + tt * (eb[p1[2], p1[1], p1[0]] - eb[p0[2], p0[1], p0[0]])
+        # the pipeline keeps each edge's crossing as float32 (one value for every voxel and pass)
+        return float(np.float32(tt)), float(np.float32(ea_v)), float(np.float32(eb_v))
+
     for k in range(nz):
         for j in range(ny):
             for i in range(nx):
@@ -144,28 +180,38 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False):
                         c0, c1 = EDGE_CORNERS[e]
                         p0 = np.array([i, j, k]) + CORNER_OFFSETS[c0]
                         p1 = np.array([i, j, k]) + CORNER_OFFSETS[c1]
-                        f0 = f[p0[2], p0[1], p0[0]]
-                        f1 = f[p1[2], p1[1], p1[0]]
-                        tt = 0.5 if f1 == f0 else -f0 / (f1 - f0)
+                        tt, ea_v, eb_v = crossing(p0, p1)
                         tt = min(max(tt, clamp), 1 - clamp)
                         verts.append(sb.origin + h * (p0 + tt * (p1 - p0)))
-                        vea.append(ea[p0[2], p0[1], p0[0]] + tt * (ea[p1[2], p1[1], p1[0]] - ea[p0[2], p0[1], p0[0]]))
-                        veb.append(eb[p0[2], p0[1], p0[0]] + tt * (eb[p1[2], p1[1], p1[0]] - eb[p0[2], p0[1], p0[0]]))
+                        vea.append(ea_v)
+                        veb.append(eb_v)
                     v = np.array(verts)
                     cr = np.cross(v[1] - v[0], v[2] - v[0])
                     area = 0.5 * np.linalg.norm(cr)
                     s = np.array(vea) + np.array(veb)
-                    frac = _inside_fraction_by_clipping(s)
-                    if area <= 1e-10 * h * h or (frac == 0.0 and s.mean() > gap):
+                    if area <= 1e-10 * h * h or (np.all(s >= 0) and s.mean() > gap):
                         continue
-                    delta = np.mean(veb)
-                    spec = frac == 0.0
-                    pressure = 0.0 if spec else max(0.0, -kb * delta)
-                    area_in = area * frac
                     n_local = cr / np.linalg.norm(cr)
-                    rows.append((pose_transform_points(shape_poses[b], v.mean(axis=0)),
-                                 quat_rotate(shape_poses[b][3:], n_local), area_in, s.mean(), pressure,
-                                 pressure * area_in, area_in * keff, area_in * -delta, spec))
+                    centre = None
+                    if exact and np.all(s < 0):
+                        # one Newton step along the normal, its slope from the voxel's trilinear
+                        # gradient of the corners' f
+                        c = v.mean(axis=0)
+                        u = np.clip((c - sb.origin) / h - np.array([i, j, k]), 0.0, 1.0)
+                        corner_f = f[k:k + 2, j:j + 2, i:i + 2]  # (z, y, x)
+                        grad = np.array([
+                            np.sum((corner_f[:, :, 1] - corner_f[:, :, 0]) * _weights(u[1], u[2])),
+                            np.sum((corner_f[:, 1, :] - corner_f[:, 0, :]) * _weights(u[0], u[2])),
+                            np.sum((corner_f[1, :, :] - corner_f[0, :, :]) * _weights(u[0], u[1]))]) / h
+                        centre = fields(c[None])
+                        slope = grad @ n_local
+                        if slope > 0.0:
+                            step = -interface(*centre)[0] / slope
+                            if abs(step) <= h:
+                                centre = fields((c + step * n_local)[None])
+                    row = _triangle_row(v, np.array(vea), np.array(veb), kb, keff, area, centre)
+                    rows.append((pose_transform_points(shape_poses[b], row[0]), quat_rotate(shape_poses[b][3:], n_local))
+                                + row[1:])
     if not rows:
         return None
     cols = list(zip(*rows))
@@ -173,23 +219,81 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False):
     return {n: np.array(c) for n, c in zip(names, cols)}
 
 
-def _inside_fraction_by_clipping(s):
-    """Area fraction of a triangle where the linear interpolant of vertex values s is negative:
-    clip the triangle (in barycentric coordinates) by s < 0 and take the shoelace area."""
-    poly = [np.array([0.0, 0.0]), np.array([1.0, 0.0]), np.array([0.0, 1.0])]
-    vals = list(s)
-    clipped = []
+def _parabolic_root(f0, t1, ft, f1):
+    """The pipeline's settled crossing: the root of the parabola through (0, f0), (t1, ft), (1, f1)
+    in the sub-interval that brackets the sign change, else that sub-interval's secant root."""
+    lo, flo, hi, fhi = (t1, ft, 1.0, f1) if (ft < 0.0) == (f0 < 0.0) else (0.0, f0, t1, ft)
+    if fhi == flo:
+        return t1
+    secant = lo - flo * (hi - lo) / (fhi - flo)
+    d01 = (ft - f0) / t1
+    qa = (f1 - ft) / (1.0 - t1) - d01
+    qb = d01 - qa * t1
+    if abs(qa) <= 1e-12 * abs(qb):
+        return secant
+    disc = qb * qb - 4.0 * qa * f0
+    if disc < 0.0:
+        return secant
+    qq = -0.5 * (qb + np.copysign(np.sqrt(disc), qb))
+    for r in ((f0 / qq) if qq != 0.0 else np.nan, qq / qa):  # the stable pair of roots, in that order
+        if lo <= r <= hi:
+            return r
+    return secant
+
+
+def _weights(a, b):
+    """Bilinear weights (2, 2) at fractions a (last axis), b (first axis)."""
+    return np.outer([1 - b, b], [1 - a, a])
+
+
+def _triangle_row(v, vea, veb, kb, keff, area, centre):
+    """(point, area, depth, pressure, force, stiffness, weight, speculative) of one triangle: the
+    linear pressure p = −kB·eB and separation s = eA + eB integrated over the part where s < 0
+    (the triangle clipped by s = 0, then split into triangles: the vertex rule integrates linear
+    functions exactly), at the centre of pressure; ``centre`` (eA, eB at the patch point over the
+    centroid) adds 3/4·area·(centre value − mean vertex value) to ∫p and ∫s."""
+    s = vea + veb
+    p = -kb * veb
+    poly = _clip_linear(v, np.column_stack([s, p]), s)
+    a_in = f_int = s_int = 0.0
+    moment = np.zeros(3)
+    mom_area = np.zeros(3)
+    for k in range(1, len(poly) - 1):
+        (x0, q0), (x1, q1), (x2, q2) = poly[0], poly[k], poly[k + 1]
+        ar = 0.5 * np.linalg.norm(np.cross(x1 - x0, x2 - x0))
+        a_in += ar
+        pv = np.array([q0[1], q1[1], q2[1]])
+        sv = np.array([q0[0], q1[0], q2[0]])
+        xs = np.array([x0, x1, x2])
+        f_int += ar * pv.mean()
+        s_int += ar * sv.mean()
+        moment += ar / 12.0 * (pv @ xs + pv.sum() * xs.sum(axis=0))
+        mom_area += ar * xs.mean(axis=0)
+    if a_in <= 0.0:
+        return v.mean(axis=0), 0.0, s.mean(), 0.0, 0.0, 0.0, 0.0, True
+    if centre is not None:
+        ea_c, eb_c = centre[0][0], centre[1][0]
+        dp = 0.75 * area * (-kb * eb_c - p.mean())
+        f_int += dp
+        s_int += 0.75 * area * (ea_c + eb_c - s.mean())
+        moment += dp * v.mean(axis=0)
+    if f_int > 0.0:
+        point = moment / f_int
+    else:
+        f_int = 0.0
+        point = mom_area / a_in
+    return point, a_in, s_int / a_in, f_int / a_in, f_int, a_in * keff, f_int / kb, False
+
+
+def _clip_linear(v, values, s):
+    """The polygon where the linear interpolant of ``s`` (vertex values) is negative, as a list of
+    (point, interpolated ``values``) (Sutherland–Hodgman on the triangle)."""
+    out = []
     for k in range(3):
-        p, q = poly[k], poly[(k + 1) % 3]
-        vp, vq = vals[k], vals[(k + 1) % 3]
-        if vp < 0:
-            clipped.append(p)
-        if (vp < 0) != (vq < 0):
-            t = vp / (vp - vq)
-            clipped.append(p + t * (q - p))
-    if len(clipped) < 3:
-        return 0.0
-    x = np.array([c[0] for c in clipped])
-    y = np.array([c[1] for c in clipped])
-    area = 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
-    return area / 0.5
+        j = (k + 1) % 3
+        if s[k] < 0:
+            out.append((v[k], values[k]))
+        if (s[k] < 0) != (s[j] < 0):
+            t = s[k] / (s[k] - s[j])
+            out.append((v[k] + t * (v[j] - v[k]), values[k] + t * (values[j] - values[k])))
+    return out

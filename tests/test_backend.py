@@ -47,7 +47,7 @@ def test_kernel_registry_names_are_unique_and_paired():
     assert KERNELS, "no kernels registered"
     for name, k in KERNELS.items():
         assert k.name == name
-        assert k.parallel is not None and k.serial is not None
+        assert k.parallel is not None and k.loop is not None
         assert k.cuda is not None or name.startswith("exclusive_scan."), name  # only the CPU scan is CPU-only
 
 
@@ -92,7 +92,7 @@ def test_cache_follows_the_sources_a_kernel_can_inline(tmp_path):
             f"assert C.__file__.startswith({str(src)!r}), C.__file__\n"
             "C.pack_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3,\n"
             "                    points_in_world_space=False)\n"
-            "s = C.CONTACT_DATA_EMIT_PACKED.serial.stats\n"
+            "s = C.CONTACT_DATA_EMIT_PACKED.loop.stats\n"
             "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n")
     env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(src))
     assert _python(code, env, tmp_path).split() == ["0", "1"]  # compiled
@@ -143,12 +143,12 @@ def test_parallel_and_serial_builds_are_cached_apart(tmp_path):
         "import numpy as np, hydro.sdf.sample as S\n"
         "from hydro.sdf.layout import SDFView\n"
         "k = S.SAMPLE_PHI\n"
-        "print(k.parallel.py_func.__qualname__, k.serial.py_func.__qualname__)\n"
+        "print(k.parallel.py_func.__qualname__, k.loop.py_func.__qualname__)\n"
         "z = np.zeros\n"
         "view = SDFView(z((1, 10)), z((1, 11), np.int32), z(1, np.int32), z(1, np.float32), z(1, np.float32),\n"
         "               z(1, np.uint16), z(1, np.uint8))\n"
         "args = (np.zeros(1, np.int32), np.zeros((1, 3)), view, np.zeros(1))\n"
-        "k.parallel(0, *args); k.serial(0, *args)\n"
+        "k.parallel(0, *args); k.loop(0, 0, *args)\n"
     )
     out = _python(code, _env(NUMBA_CACHE_DIR=str(tmp_path)))
     parallel_name, serial_name = out.split()

@@ -205,8 +205,17 @@ ROW_ATOL = np.array([2e-6] * 3 + [2e-5] * 3 + [2e-6] * 6)
 
 
 def _assert_rows_close(got, ref, keys):
+    """Row by row (sorted by point), each column relative to its largest value. A contact's point
+    is its centre of pressure: where a rim triangle carries almost no force that point is as
+    uncertain as the force is small, so points of force-carrying rows are compared as moments
+    (point × force, what the point is used for) and the others as positions."""
     g = _sorted_rows(got, keys)
     r = _sorted_rows(ref, keys)
+    if keys[0] == "point" and "force" in keys:
+        col = 6 + keys.index("force") - 2  # point (3) and normal (3) come first
+        for rows in (g, r):
+            carries = rows[:, col] > 0.0
+            rows[carries, :3] *= rows[carries, col:col + 1] / np.abs(r[:, col]).max()
     scale = np.abs(r).max(axis=0) + 1e-30
     diff = np.abs(g / scale - r / scale)
     worst = diff.max(axis=0)
@@ -219,23 +228,25 @@ def _sorted_rows(d, keys):
     return rows[order]
 
 
-@pytest.mark.parametrize("switched", [False, True])
-def test_pipeline_matches_a_dense_numpy_reference(switched):
-    # small grids so the reference can mesh B's whole grid; unequal sizes, stiffnesses, a tilt
+@pytest.mark.parametrize("switched, exact", [(False, False), (True, False), (False, True), (True, True)])
+def test_pipeline_matches_a_dense_numpy_reference(switched, exact):
+    # small grids so the reference can mesh B's whole grid; unequal sizes, stiffnesses, a tilt;
+    # the stored grids alone, and the primitives' exact distances where the patch is built
     from hydro.geometry import Capsule, Ellipsoid
 
     m = shapes([Box((0.3, 0.3, 0.1)), Capsule(0.04, 0.06), Ellipsoid((0.05, 0.04, 0.03))],
                stiffness=[2 * K, K, 3 * K], resolution=16, gap=[0.0, 0.002, 0.002])
     poses = np.array([pose((0, 0, -0.05)), pose((0.02, 0, 0.035), (1, 0, 0), 0.4),
                       pose((0.0, 0.0, 0.09), (0, 1, 0), 1.2)])
-    cfg = HydroelasticConfig(reduce_contacts=False, interface="switched" if switched else "continuous")
+    cfg = HydroelasticConfig(reduce_contacts=False, interface="switched" if switched else "continuous",
+                             exact_primitives=exact)
     res = HydroelasticPipeline(m, cfg).collide(poses)
     expect_pairs = naive.broad_phase_pairs(m, poses)
     got_pairs = {tuple(sorted(p)) for p in zip(res.pair_shape_a, res.pair_shape_b)}
     assert got_pairs == expect_pairs
     keys = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight")
     for p, (a, b) in enumerate(zip(res.pair_shape_a, res.pair_shape_b)):
-        ref = naive.patch_contacts(m, poses, a, b, clamp=cfg.mc_edge_clamp_min, switched=switched)
+        ref = naive.patch_contacts(m, poses, a, b, clamp=cfg.mc_edge_clamp_min, switched=switched, exact=exact)
         got = res.contacts.select(res.contacts.pair == p).as_dict()
         if ref is None:
             assert len(got["area"]) == 0
@@ -260,18 +271,23 @@ def test_refinement_drops_no_triangle_near_kinks_or_deep_inside(case):
         # lies 8 voxels up, on the plane B's bricks share (one value per grid point there)
         m = shapes([Box((0.3, 0.3, 0.1)), Box((0.06, 0.06, 0.06))], stiffness=K, resolution=32)
         poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.03 - 0.02))])
-    res = HydroelasticPipeline(m, NO_REDUCE).collide(poses)
+    # box pairs take exact polygons by default (tested below): here the grid route is under test;
+    # the brick-boundary case reads the stored grids (its regression was a brick read wrongly)
+    exact = case != "flat_patch_on_a_brick_boundary"
+    cfg = HydroelasticConfig(reduce_contacts=False, flat_polygons=False, exact_primitives=exact)
+    res = HydroelasticPipeline(m, cfg).collide(poses)
     (a, b), = zip(res.pair_shape_a, res.pair_shape_b)
-    ref = naive.patch_contacts(m, poses, a, b)
+    ref = naive.patch_contacts(m, poses, a, b, exact=exact)
     if case == "flat_patch_on_a_brick_boundary":
         # The patch passes through grid samples (f = 0 up to rounding), where the topology of
-        # the extracted surface depends on the last bit of each value: compare what it carries.
+        # the extracted surface depends on the last bit of each value: which zero-area slivers
+        # and zero-depth triangles appear there (about 2 % of the triangles, none carrying area
+        # or force). Compare what the patch carries, which a dropped cell would change.
         c = res.contacts
-        assert abs(len(c) / len(ref["area"]) - 1) < 0.01
-        np.testing.assert_allclose(c.area.astype(float).sum(), ref["area"].sum(), rtol=1e-3)
+        np.testing.assert_allclose(c.area.astype(float).sum(), ref["area"].sum(), rtol=1e-5)
         np.testing.assert_allclose(c.force_vectors().sum(axis=0),
                                    (ref["force"][:, None] * ref["normal"]).sum(axis=0), rtol=0,
-                                   atol=1e-3 * ref["force"].sum())
+                                   atol=1e-5 * ref["force"].sum())
         return
     assert len(res.contacts) == len(ref["area"]) > 0
     keys = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight")
@@ -318,8 +334,7 @@ def test_a_tiny_capacity_reports_the_setting_and_writes_nothing_past_it(setting,
 
 
 def test_automatic_capacities_grow_instead_of_dropping():
-    m = shapes([Box((0.5, 0.5, 0.2)), Box((0.1, 0.1, 0.1))], stiffness=K)
-    poses = np.array([pose((0, 0, -0.1)), pose((0, 0, 0.045))])
+    m, poses = sphere_on_box(0.01)
     pipe = HydroelasticPipeline(m, NO_REDUCE)
     ws = pipe.workspace
     ws.contact_f.capacity = ws.contact_i.capacity = 10  # pretend the estimate was too small

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..backend import device_fn, kernel, lower_bound
+from ..backend import cpu_jit, device_fn, kernel, lower_bound
 from ..geometry.primitives import CAPSULE, MESH, PLANE, SPHERE
 
 
@@ -53,7 +53,7 @@ def pair_filter(model, device) -> PairFilter:
                       device.asarray(group), device.asarray(mask), device.asarray(keys), len(pairs), n)
 
 
-@device_fn
+@device_fn(inline=True)
 def pair_allowed(a, b, filt):
     """Whether shapes ``a`` and ``b`` may collide at all: the device twin of
     :meth:`hydro.scene.model.Model.may_collide` (same rule, same order of tests)."""
@@ -79,25 +79,25 @@ def pair_allowed(a, b, filt):
     return True
 
 
-@device_fn
+@device_fn(inline=True)
 def _axis_dot(rot, a, b, i, j):
     """A_i · B_j: axis i of box a against axis j of box b (``rot`` rows are row-major matrices)."""
     return rot[a, i] * rot[b, j] + rot[a, 3 + i] * rot[b, 3 + j] + rot[a, 6 + i] * rot[b, 6 + j]
 
 
-@device_fn
+@device_fn(inline=True)
 def _abs_axis_dot(rot, a, b, i, j):
     """|A_i · B_j| padded against near-parallel axes (their cross products vanish)."""
     return abs(_axis_dot(rot, a, b, i, j)) + 1e-9
 
 
-@device_fn
+@device_fn(inline=True)
 def _in_frame(rot, a, i, dx, dy, dz):
     """Component i of the world vector (dx, dy, dz) in box a's frame."""
     return rot[a, i] * dx + rot[a, 3 + i] * dy + rot[a, 6 + i] * dz
 
 
-@device_fn
+@device_fn(inline=True)
 def obb_overlap(a, b, rot, center, half):
     """Separating-axis test of oriented boxes ``a`` and ``b`` (15 axes).
 
@@ -140,7 +140,7 @@ def obb_overlap(a, b, rot, center, half):
     return True
 
 
-@device_fn
+@device_fn(inline=True)
 def aabb_overlap(a, b, aabb):
     """Whether the world AABBs (S, 6: lo, hi) of shapes ``a`` and ``b`` overlap."""
     for k in range(3):
@@ -149,7 +149,7 @@ def aabb_overlap(a, b, aabb):
     return True
 
 
-@device_fn
+@device_fn(inline=True)
 def _may_pair(a, b, axis, aabb, filt, rot, center, half):
     if not aabb_overlap(a, b, aabb):  # the cheap test first
         return False
@@ -187,37 +187,127 @@ def _sweep_item(i, write, order, count_sorted, axis, aabb, filt, rot, center, ha
 SWEEP = kernel("broad_phase.sweep", _sweep_item)
 
 
+@cpu_jit
+def shape_boxes_into(shape_pose, box_lo, box_hi, pad, aabb, rot, center, half):
+    """World AABBs ``aabb`` (S, 6: lo, hi), rotations ``rot`` (S, 9, row-major), centres and half
+    extents (S, 3) of the shapes' SDF boxes ``box_lo .. box_hi`` (local) at ``shape_pose`` (S, 7:
+    position, unit quaternion x, y, z, w), each widened by ``pad`` (S,)."""
+    for s in range(shape_pose.shape[0]):
+        x = shape_pose[s, 3]
+        y = shape_pose[s, 4]
+        z = shape_pose[s, 5]
+        w = shape_pose[s, 6]
+        r0 = 1.0 - 2.0 * (y * y + z * z)
+        r1 = 2.0 * (x * y - z * w)
+        r2 = 2.0 * (x * z + y * w)
+        r3 = 2.0 * (x * y + z * w)
+        r4 = 1.0 - 2.0 * (x * x + z * z)
+        r5 = 2.0 * (y * z - x * w)
+        r6 = 2.0 * (x * z - y * w)
+        r7 = 2.0 * (y * z + x * w)
+        r8 = 1.0 - 2.0 * (x * x + y * y)
+        rot[s, 0] = r0
+        rot[s, 1] = r1
+        rot[s, 2] = r2
+        rot[s, 3] = r3
+        rot[s, 4] = r4
+        rot[s, 5] = r5
+        rot[s, 6] = r6
+        rot[s, 7] = r7
+        rot[s, 8] = r8
+        for k in range(3):
+            half[s, k] = 0.5 * (box_hi[s, k] - box_lo[s, k]) + pad[s]
+        lx = 0.5 * (box_lo[s, 0] + box_hi[s, 0])
+        ly = 0.5 * (box_lo[s, 1] + box_hi[s, 1])
+        lz = 0.5 * (box_lo[s, 2] + box_hi[s, 2])
+        for k in range(3):
+            c = shape_pose[s, k] + rot[s, 3 * k] * lx + rot[s, 3 * k + 1] * ly + rot[s, 3 * k + 2] * lz
+            e = abs(rot[s, 3 * k]) * half[s, 0] + abs(rot[s, 3 * k + 1]) * half[s, 1] + abs(rot[s, 3 * k + 2]) * half[s, 2]
+            center[s, k] = c
+            aabb[s, k] = c - e
+            aabb[s, 3 + k] = c + e
+
+
 def shape_boxes(shape_pose, box_lo, box_hi, pad):
-    """World AABBs and oriented boxes of shapes' SDF boxes (host, vectorised).
+    """World AABBs and oriented boxes of shapes' SDF boxes (host).
 
     Returns ``(aabb (S,6), rot (S,9), center (S,3), half (S,3))``; ``pad`` (S,) widens both.
     """
-    from ..transforms import quat_rotate, quat_to_matrix
+    n = len(shape_pose)
+    aabb = np.empty((n, 6))
+    rot = np.empty((n, 9))
+    center = np.empty((n, 3))
+    half = np.empty((n, 3))
+    shape_boxes_into(np.ascontiguousarray(shape_pose, dtype=np.float64), np.ascontiguousarray(box_lo, dtype=np.float64),
+                     np.ascontiguousarray(box_hi, dtype=np.float64), np.ascontiguousarray(pad, dtype=np.float64),
+                     aabb, rot, center, half)
+    return aabb, rot, center, half
 
-    rot = quat_to_matrix(shape_pose[:, 3:])  # (S,3,3)
-    local_center = 0.5 * (box_lo + box_hi)
-    half = 0.5 * (box_hi - box_lo) + pad[:, None]
-    center = shape_pose[:, :3] + quat_rotate(shape_pose[:, 3:], local_center)
-    extent = np.einsum("sij,sj->si", np.abs(rot), half)
-    aabb = np.concatenate([center - extent, center + extent], axis=1)
-    return aabb, np.ascontiguousarray(rot.reshape(-1, 9)), center, half
+
+@cpu_jit
+def sweep_order_into(aabb, candidates, order):
+    """Sort the candidate shapes into ``order`` by AABB minimum along the axis of largest spread of
+    their centres (ties keep the candidates' order); returns the axis."""
+    n = candidates.shape[0]
+    if n == 0:
+        return 0
+    axis = 0
+    if n > 1:
+        best = -1.0
+        for k in range(3):
+            lo = np.inf
+            hi = -np.inf
+            for c in range(n):
+                s = candidates[c]
+                m = 0.5 * (aabb[s, k] + aabb[s, 3 + k])
+                lo = min(lo, m)
+                hi = max(hi, m)
+            if hi - lo > best:
+                best = hi - lo
+                axis = k
+    # a stable bottom-up merge sort of the candidates by key (Numba's own sort would cost more to
+    # compile than the whole broad phase)
+    keys = np.empty(n)
+    idx = np.empty(n, np.int64)
+    tmp = np.empty(n, np.int64)
+    for c in range(n):
+        keys[c] = aabb[candidates[c], axis]
+        idx[c] = c
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            for k in range(lo, hi):
+                if i < mid and (j >= hi or keys[idx[i]] <= keys[idx[j]]):
+                    tmp[k] = idx[i]
+                    i += 1
+                else:
+                    tmp[k] = idx[j]
+                    j += 1
+        for k in range(n):
+            idx[k] = tmp[k]
+        width *= 2
+    for c in range(n):
+        order[c] = candidates[idx[c]]
+    return axis
 
 
 def sweep_order(aabb, candidates):
     """Sort candidate shapes by AABB minimum along the axis of largest spread of their centres."""
-    if len(candidates) == 0:
-        return np.zeros(0, dtype=np.int32), 0
-    mid = 0.5 * (aabb[candidates, :3] + aabb[candidates, 3:])
-    axis = int(np.argmax(mid.max(axis=0) - mid.min(axis=0))) if len(candidates) > 1 else 0
-    order = candidates[np.argsort(aabb[candidates, axis], kind="stable")]
-    return order.astype(np.int32), axis
+    order = np.empty(len(candidates), dtype=np.int32)
+    axis = sweep_order_into(np.ascontiguousarray(aabb, dtype=np.float64),
+                            np.ascontiguousarray(candidates, dtype=np.int32), order)
+    return order, int(axis)
 
 
 # ============================================================================================
 # The default contact path's broad phase: every pair that may collide, but the hydroelastic ones
 
 
-@device_fn
+@device_fn(inline=True)
 def needs_scratch(kind_a, kind_b):
     """Whether a point-contact pair of these kinds runs a narrow phase that needs a scratch row
     (box–box and the general convex path; not planes, meshes, or spheres and capsules)."""
@@ -228,7 +318,7 @@ def needs_scratch(kind_a, kind_b):
     return not (round_a and round_b)
 
 
-@device_fn
+@device_fn(inline=True)
 def _point_pair(a, b, write, k, capacity, routed, kinds, pair_a, pair_b, pair_scratch):
     """Record pair (a, b) at output k (scatter pass, below capacity)."""
     if write and k < capacity:
@@ -239,7 +329,7 @@ def _point_pair(a, b, write, k, capacity, routed, kinds, pair_a, pair_b, pair_sc
         pair_scratch[k] = 1 if needs_scratch(kinds[lo], kinds[hi]) else 0
 
 
-@device_fn
+@device_fn(inline=True)
 def _near_plane(s, pl, rot, pos, bound, pad):
     """Whether shape s's bounding ball (radius ``bound[s]``, padded) reaches plane pl's half-space."""
     nx = rot[pl, 2]

@@ -56,9 +56,18 @@ class HydroelasticConfig:
     deep_overlap_fallback: bool = True
     """Give a pair in deep overlap (one shape sunk into the other past what the patch resolves)
     a fallback contact along the SDF gradient and warn (hydro/contact/deep_overlap.py)."""
+    exact_primitives: bool = True
+    """Where the patch is built (marching-cubes samples, vertices, pressures), evaluate a primitive's
+    exact signed distance instead of interpolating its stored grid, and settle each vertex on the
+    true interface (meshes always use their grid). ``False`` reproduces the grid-only pipeline."""
+
+    flat_polygons: bool = True
+    """Where both fields are planes — two boxes without contact margins, evaluated exactly — build
+    the patch as a few exact polygons (hydro/contact/polytope.py) instead of marching cubes: exact,
+    and at a cost that does not grow with the patch."""
 
     def __post_init__(self):
-        for name in ("enabled", "reduce_contacts", "deep_overlap_fallback"):
+        for name in ("enabled", "reduce_contacts", "deep_overlap_fallback", "exact_primitives", "flat_polygons"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"HydroelasticConfig.{name} must be True or False, got {getattr(self, name)!r}")
         c = self.mc_edge_clamp_min

@@ -21,7 +21,7 @@ def interface_code(name: str) -> int:
     return INTERFACE_SWITCHED if name == "switched" else INTERFACE_CONTINUOUS
 
 
-@device_fn
+@device_fn(inline=True)
 def interface_value(ea, eb, ka, kb, kna, knb, interface):
     """The interface field f at a point from eA, eB (zero on the patch, increasing from A to B)."""
     if interface == INTERFACE_SWITCHED:

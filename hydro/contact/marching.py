@@ -16,23 +16,31 @@ and exact.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import int64
 
 from ..backend import device_fn, kernel
 from ..sdf.layout import BRICK, F_ORIGIN
-from ..sdf.sample import sdf_grid_brick, sdf_grid_brick_value, sdf_grid_phi, sdf_phi_reuse
-from .contacts import TF_DEPTH, TF_PRESSURE, TF_VERTICES, triangle_contact, triangle_is_contact, write_contact
+from ..sdf.sample import field_phi, sdf_grid_brick, sdf_grid_brick_value, sdf_grid_phi, sdf_phi_reuse
+from .contacts import emit_triangle, triangle_is_contact
 from .interface import interface_value
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
-                         PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B, b_dir_to_world, b_to_a, b_to_world)
+                         PI_EXACT, PI_SDF_A, PI_SDF_B, b_to_a)
 
 BLOCK_SAMPLES = 3  # grid points per edge of a 2×2×2-voxel block
 BLOCK_POINTS = BLOCK_SAMPLES**3  # 27, numbered x fastest
-# stored per point, in three runs of BLOCK_POINTS: eA, eB, f
+BLOCK_EDGES = 3 * (BLOCK_SAMPLES - 1) * BLOCK_SAMPLES**2  # 54 grid edges between the points
+# A block's row of the corners buffer: eA, eB, f at each point (three runs of BLOCK_POINTS), then
+# per grid edge its crossing once found (t from the edge's lower point, eA, eB; t NaN until then),
+# so the voxels and both passes that share an edge settle it once and see the same vertex
+EDGE_CACHE = 3 * BLOCK_POINTS
+BLOCK_ROW = EDGE_CACHE + 3 * BLOCK_EDGES
 
 
-@device_fn
+@device_fn(inline=True)
 def _point_index(q, c):
     """Index (0..26) of corner c of voxel q of a block (both numbered x fastest)."""
     x = (q & 1) + (c & 1)
@@ -41,13 +49,73 @@ def _point_index(q, c):
     return (z * BLOCK_SAMPLES + y) * BLOCK_SAMPLES + x
 
 
-@device_fn
-def _edge_vertex(b, q, e, corners, clamp):
-    """Crossing on edge e of voxel q of block b: (x, y, z in voxel units from the block's corner, eA, eB)."""
-    c0 = EDGE_CORNERS[e, 0]
-    c1 = EDGE_CORNERS[e, 1]
-    i0 = _point_index(q, c0)
-    i1 = _point_index(q, c1)
+@device_fn(inline=True)
+def _field_values(p, pairs, sdf, x, y, z, exact, ma, mb):
+    """eA, eB at B-local (x, y, z) as stage 4 evaluates them (exactly for the fields flagged in
+    ``exact``, the pair's ``PI_EXACT`` bits; else the stored grids)."""
+    ax, ay, az = b_to_a(pairs, p, x, y, z)
+    ea = field_phi(pairs.i[p, PI_SDF_A], ax, ay, az, sdf, exact & 1) - ma
+    eb = field_phi(pairs.i[p, PI_SDF_B], x, y, z, sdf, exact & 2) - mb
+    return ea, eb
+
+
+@device_fn(inline=True)
+def _settled_root(f0, t1, f1t, f1):
+    """A root in [0, 1] of the interface along an edge with f(0) = f0, f(t1) = f1t, f(1) = f1
+    (f0 and f1 of opposite signs, 0 < t1 < 1): the root of the parabola through the three points
+    inside the sub-interval that brackets it, or that sub-interval's secant root."""
+    if (f1t < 0.0) == (f0 < 0.0):
+        lo, flo, hi, fhi = t1, f1t, 1.0, f1
+    else:
+        lo, flo, hi, fhi = 0.0, f0, t1, f1t
+    if fhi == flo:  # flat between the bracket's ends (only where f vanishes at t1 to round-off)
+        return t1
+    secant = lo - flo * (hi - lo) / (fhi - flo)
+    # f(t) = f0 + d01·t + c2·t·(t − t1)
+    d01 = (f1t - f0) / t1
+    c2 = (f1 - f1t) / (1.0 - t1) - d01
+    qa = c2
+    qb = d01 - c2 * t1
+    if abs(qa) <= 1e-12 * abs(qb):
+        return secant
+    disc = qb * qb - 4.0 * qa * f0
+    if disc < 0.0:
+        return secant
+    qq = -0.5 * (qb + math.copysign(math.sqrt(disc), qb))
+    if qq != 0.0:
+        r = f0 / qq
+        if lo <= r <= hi:
+            return r
+    r = qq / qa
+    if lo <= r <= hi:
+        return r
+    return secant
+
+
+@device_fn(inline=True)
+def _block_edge(i0, i1):
+    """The block's grid edge between its points i0 < i1 (neighbours along one axis): 0 .. 53."""
+    gx = i0 % BLOCK_SAMPLES
+    gy = (i0 // BLOCK_SAMPLES) % BLOCK_SAMPLES
+    gz = i0 // (BLOCK_SAMPLES * BLOCK_SAMPLES)
+    step = i1 - i0
+    if step == 1:
+        return (gz * BLOCK_SAMPLES + gy) * (BLOCK_SAMPLES - 1) + gx
+    if step == BLOCK_SAMPLES:
+        return BLOCK_EDGES // 3 + (gz * (BLOCK_SAMPLES - 1) + gy) * BLOCK_SAMPLES + gx
+    return 2 * (BLOCK_EDGES // 3) + (gz * BLOCK_SAMPLES + gy) * BLOCK_SAMPLES + gx
+
+
+@device_fn(inline=False)
+def _edge_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, sdf, exact, ox, oy, oz, h, ma, mb, ka,
+                   kb, kna, knb, interface):
+    """The crossing of the interface on the block edge from point i0 to i1 (lower to upper),
+    stored in the edge cache at ``slot`` and returned as (t, eA, eB).
+
+    The linear crossing of the points' f; with a field evaluated exactly (``exact`` bits), the
+    crossing is settled on the true interface by one parabolic step (two evaluations), and eA, eB
+    are the fields' values there. Kept as stored (float32), so a vertex read back from the cache is
+    the vertex first found."""
     ea0 = float(corners[b, i0])
     eb0 = float(corners[b, BLOCK_POINTS + i0])
     ea1 = float(corners[b, i1])
@@ -59,19 +127,102 @@ def _edge_vertex(b, q, e, corners, clamp):
         t = 0.5
     else:
         t = -f0 / d
+    ea = ea0 + t * (ea1 - ea0)
+    eb = eb0 + t * (eb1 - eb0)
+    if exact != 0 and 0.0 < t < 1.0 and d != 0.0:
+        ea, eb = _field_values(p, pairs, sdf, ox + (x0 + t * dx) * h, oy + (y0 + t * dy) * h, oz + (z0 + t * dz) * h,
+                               exact, ma, mb)
+        ft = interface_value(ea, eb, ka, kb, kna, knb, interface)
+        if ft != 0.0:
+            t = _settled_root(f0, t, ft, f1)
+            ea, eb = _field_values(p, pairs, sdf, ox + (x0 + t * dx) * h, oy + (y0 + t * dy) * h,
+                                   oz + (z0 + t * dz) * h, exact, ma, mb)
+    t = float(np.float32(t))
+    ea = float(np.float32(ea))
+    eb = float(np.float32(eb))
+    corners[b, slot] = t
+    corners[b, slot + 1] = ea
+    corners[b, slot + 2] = eb
+    return t, ea, eb
+
+
+@device_fn(inline=True)
+def _edge_vertex(b, q, e, corners, clamp, p, pairs, sdf, exact, ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface):
+    """Crossing on edge e of voxel q of block b: (x, y, z in voxel units from the block's corner, eA, eB).
+
+    Found once per block edge (:func:`_edge_crossing`, into the edge cache of the block's row) and
+    read back by every voxel and pass that meets the edge; the position is clamped to [c, 1 − c]
+    of the edge (the values stay those of the crossing)."""
+    c0 = EDGE_CORNERS[e, 0]
+    c1 = EDGE_CORNERS[e, 1]
+    i0 = _point_index(q, c0)
+    i1 = _point_index(q, c1)
+    x0 = (q & 1) + CORNER_OFFSETS[c0, 0]
+    y0 = ((q >> 1) & 1) + CORNER_OFFSETS[c0, 1]
+    z0 = ((q >> 2) & 1) + CORNER_OFFSETS[c0, 2]
+    dx = CORNER_OFFSETS[c1, 0] - CORNER_OFFSETS[c0, 0]
+    dy = CORNER_OFFSETS[c1, 1] - CORNER_OFFSETS[c0, 1]
+    dz = CORNER_OFFSETS[c1, 2] - CORNER_OFFSETS[c0, 2]
+    slot = EDGE_CACHE + 3 * _block_edge(i0, i1)
+    t = float(corners[b, slot])
+    if t == t:  # found before (not NaN)
+        ea = float(corners[b, slot + 1])
+        eb = float(corners[b, slot + 2])
+    else:
+        t, ea, eb = _edge_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, sdf, exact, ox, oy, oz,
+                                   h, ma, mb, ka, kb, kna, knb, interface)
     t = min(max(t, clamp), 1.0 - clamp)
-    qx = q & 1
-    qy = (q >> 1) & 1
-    qz = (q >> 2) & 1
-    x = qx + CORNER_OFFSETS[c0, 0] + t * (CORNER_OFFSETS[c1, 0] - CORNER_OFFSETS[c0, 0])
-    y = qy + CORNER_OFFSETS[c0, 1] + t * (CORNER_OFFSETS[c1, 1] - CORNER_OFFSETS[c0, 1])
-    z = qz + CORNER_OFFSETS[c0, 2] + t * (CORNER_OFFSETS[c1, 2] - CORNER_OFFSETS[c0, 2])
-    return x, y, z, ea0 + t * (ea1 - ea0), eb0 + t * (eb1 - eb0)
+    return x0 + t * dx, y0 + t * dy, z0 + t * dz, ea, eb
 
 
-@device_fn
+@device_fn(inline=False)
+def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1, y1, z1, x2, y2, z2, ma, mb,
+                     ka, kb, kna, knb, interface):
+    """eA, eB at the point of the patch over the centroid of triangle (B-local vertices) of voxel q
+    of block b: one Newton step of the interface along the triangle's normal from the centroid,
+    with the slope along it from the voxel's trilinear gradient of the corners' f (the centroid
+    lies within about h²·curvature of the patch, so one step settles it)."""
+    cx = (x0 + x1 + x2) / 3.0
+    cy = (y0 + y1 + y2) / 3.0
+    cz = (z0 + z1 + z2) / 3.0
+    nx = (y1 - y0) * (z2 - z0) - (z1 - z0) * (y2 - y0)
+    ny = (z1 - z0) * (x2 - x0) - (x1 - x0) * (z2 - z0)
+    nz = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0)
+    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz)
+    nx *= inv
+    ny *= inv
+    nz *= inv
+    # the trilinear gradient of f in voxel q at the centroid (voxel units → per metre)
+    u = min(max((cx - ox) / h - (q & 1), 0.0), 1.0)
+    v = min(max((cy - oy) / h - ((q >> 1) & 1), 0.0), 1.0)
+    w = min(max((cz - oz) / h - ((q >> 2) & 1), 0.0), 1.0)
+    f000 = float(corners[b, 2 * BLOCK_POINTS + _point_index(q, 0)])
+    f100 = float(corners[b, 2 * BLOCK_POINTS + _point_index(q, 1)])
+    f010 = float(corners[b, 2 * BLOCK_POINTS + _point_index(q, 2)])
+    f110 = float(corners[b, 2 * BLOCK_POINTS + _point_index(q, 3)])
+    f001 = float(corners[b, 2 * BLOCK_POINTS + _point_index(q, 4)])
+    f101 = float(corners[b, 2 * BLOCK_POINTS + _point_index(q, 5)])
+    f011 = float(corners[b, 2 * BLOCK_POINTS + _point_index(q, 6)])
+    f111 = float(corners[b, 2 * BLOCK_POINTS + _point_index(q, 7)])
+    gx = ((f100 - f000) * (1 - v) * (1 - w) + (f110 - f010) * v * (1 - w) + (f101 - f001) * (1 - v) * w
+          + (f111 - f011) * v * w) / h
+    gy = ((f010 - f000) * (1 - u) * (1 - w) + (f110 - f100) * u * (1 - w) + (f011 - f001) * (1 - u) * w
+          + (f111 - f101) * u * w) / h
+    gz = ((f001 - f000) * (1 - u) * (1 - v) + (f101 - f100) * u * (1 - v) + (f011 - f010) * (1 - u) * v
+          + (f111 - f110) * u * v) / h
+    ea, eb = _field_values(p, pairs, sdf, cx, cy, cz, exact, ma, mb)
+    slope = gx * nx + gy * ny + gz * nz
+    if slope > 0.0:
+        t = -interface_value(ea, eb, ka, kb, kna, knb, interface) / slope
+        if abs(t) <= h:
+            ea, eb = _field_values(p, pairs, sdf, cx + t * nx, cy + t * ny, cz + t * nz, exact, ma, mb)
+    return ea, eb
+
+
+@device_fn(inline=False)
 def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
-    """Store eA, eB and f at the block's 27 points; return how many have f < 0.
+    """Store eA, eB and f at the block's 27 points (and clear its edge cache); return how many
+    have f < 0.
 
     The 27 points lie in one of B's bricks (blocks start at even samples, bricks hold 9³), which
     is read once (points on its far faces take the next brick's values, as every lookup does),
@@ -87,6 +238,7 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     kb = pair_f[p, PF_KB]
     kna = pair_f[p, PF_KNA]
     knb = pair_f[p, PF_KNB]
+    exact = pairs.i[p, PI_EXACT]
     bslot, lx, ly, lz, b0, b1, b2, b3, b4, b5, b6, b7 = sdf_grid_brick(sb, i, j, k, sdf)
     key_slot = -2
     key_x = 0
@@ -98,18 +250,23 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         dx = g % BLOCK_SAMPLES
         dy = (g // BLOCK_SAMPLES) % BLOCK_SAMPLES
         dz = g // (BLOCK_SAMPLES * BLOCK_SAMPLES)
-        if lx + dx == BRICK or ly + dy == BRICK or lz + dz == BRICK:
+        x = sdf.params_f[sb, F_ORIGIN] + (i + dx) * h
+        y = sdf.params_f[sb, F_ORIGIN + 1] + (j + dy) * h
+        z = sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h
+        if exact & 2:
+            eb = field_phi(sb, x, y, z, sdf, 1) - mb
+        elif lx + dx == BRICK or ly + dy == BRICK or lz + dz == BRICK:
             # a face shared with the next brick: its value is the next brick's (as everywhere
             # else: one value per grid point, or neighbouring blocks could disagree on a sign)
             eb = sdf_grid_phi(sb, i + dx, j + dy, k + dz, sdf) - mb
         else:
             eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, b0, b1, b2, b3, b4, b5, b6, b7, sdf) - mb
-        x = sdf.params_f[sb, F_ORIGIN] + (i + dx) * h
-        y = sdf.params_f[sb, F_ORIGIN + 1] + (j + dy) * h
-        z = sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h
         ax, ay, az = b_to_a(pairs, p, x, y, z)
-        phi_a, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7 = sdf_phi_reuse(
-            sa, ax, ay, az, sdf, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7)
+        if exact & 1:
+            phi_a = field_phi(sa, ax, ay, az, sdf, 1)
+        else:
+            phi_a, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7 = sdf_phi_reuse(
+                sa, ax, ay, az, sdf, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7)
         ea32 = float(np.float32(phi_a - ma))
         eb32 = float(np.float32(eb))
         f = interface_value(ea32, eb32, ka, kb, kna, knb, interface)
@@ -118,29 +275,22 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         corners[b, 2 * BLOCK_POINTS + g] = f
         if np.float32(f) < 0.0:
             n_neg += 1
+    for e in range(BLOCK_EDGES):
+        corners[b, EDGE_CACHE + 3 * e] = math.nan
     return n_neg
 
 
-@device_fn
-def _write_vertex(triangle_f, o, v, pairs, p, x, y, z, ea, eb, kb):
-    wx, wy, wz = b_to_world(pairs, p, x, y, z)
-    triangle_f[o, TF_VERTICES + 3 * v] = wx
-    triangle_f[o, TF_VERTICES + 3 * v + 1] = wy
-    triangle_f[o, TF_VERTICES + 3 * v + 2] = wz
-    triangle_f[o, TF_DEPTH + v] = ea + eb
-    triangle_f[o, TF_PRESSURE + v] = max(0.0, -kb * eb)
-
-
 # Model: pairs (PairView), sdf (SDFView), interface, clamp
-# Data in: block_pair, block_ijk; Data in/out: corners (written by the count pass)
+# Data in: block_pair, block_ijk, shift and pair_shift (when shift: contacts of stage 4b placed before
+# each pair's); Data in/out: corners (written by the count pass)
 # Data out: tri_counts (count pass) / contact_f, contact_i, and when asked triangle_f (scatter pass,
-# at tri_offsets, below capacity)
+# at tri_offsets (+ pair_shift[pair]), below capacity)
 @device_fn
-def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, corners, tri_counts, tri_offsets,
-                contact_f, contact_i, triangle_f, capacity):
+def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, corners, shift, pair_shift,
+                tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity):
     if write and tri_counts[b] == 0:
         return
-    p = block_pair[b]
+    p = int64(block_pair[b])  # one type for the pair index everywhere (one build of each helper)
     i = block_ijk[b, 0]
     j = block_ijk[b, 1]
     k = block_ijk[b, 2]
@@ -156,12 +306,20 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
     ox = sdf.params_f[sb, F_ORIGIN] + i * h
     oy = sdf.params_f[sb, F_ORIGIN + 1] + j * h
     oz = sdf.params_f[sb, F_ORIGIN + 2] + k * h
+    ka = pair_f[p, PF_KA]
     kb = pair_f[p, PF_KB]
+    kna = pair_f[p, PF_KNA]
+    knb = pair_f[p, PF_KNB]
+    ma = pair_f[p, PF_MARGIN_A]
+    mb = pair_f[p, PF_MARGIN_B]
     keff = pair_f[p, PF_KEFF]
     gap = pair_f[p, PF_GAP]
+    exact = pairs.i[p, PI_EXACT]
     o = 0
     if write:
         o = tri_offsets[b]
+        if shift:
+            o += pair_shift[p]
     n = 0
     for q in range(8):
         case = 0
@@ -169,9 +327,12 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
             if corners[b, 2 * BLOCK_POINTS + _point_index(q, c)] < 0.0:
                 case |= 1 << c
         for t in range(TRI_COUNT[case]):
-            x0, y0, z0, ea0, eb0 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t], corners, clamp)
-            x1, y1, z1, ea1, eb1 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 1], corners, clamp)
-            x2, y2, z2, ea2, eb2 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 2], corners, clamp)
+            x0, y0, z0, ea0, eb0 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t], corners, clamp, p, pairs, sdf, exact,
+                                                ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface)
+            x1, y1, z1, ea1, eb1 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 1], corners, clamp, p, pairs, sdf,
+                                                exact, ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface)
+            x2, y2, z2, ea2, eb2 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 2], corners, clamp, p, pairs, sdf,
+                                                exact, ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface)
             x0 = ox + x0 * h
             y0 = oy + y0 * h
             z0 = oz + z0 * h
@@ -184,18 +345,14 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
             if not triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0 + eb0, ea1 + eb1, ea2 + eb2, gap, h):
                 continue
             if write and o < capacity:
-                (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness,
-                 weight) = triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, kb,
-                                            keff)
-                wx, wy, wz = b_to_world(pairs, p, cx, cy, cz)
-                wnx, wny, wnz = b_dir_to_world(pairs, p, nx, ny, nz)
-                write_contact(contact_f, contact_i, o, wx, wy, wz, wnx, wny, wnz, area, depth, pressure, force,
-                              stiffness, weight, pairs.i[p, PI_SHAPE_A], pairs.i[p, PI_SHAPE_B], pairs.i[p, PI_ENV], p,
-                              speculative)
-                if triangle_f.shape[0] > o:  # the optional vertex output (a 1-row dummy when off)
-                    _write_vertex(triangle_f, o, 0, pairs, p, x0, y0, z0, ea0, eb0, kb)
-                    _write_vertex(triangle_f, o, 1, pairs, p, x1, y1, z1, ea1, eb1, kb)
-                    _write_vertex(triangle_f, o, 2, pairs, p, x2, y2, z2, ea2, eb2, kb)
+                curved = exact != 0 and ea0 + eb0 < 0.0 and ea1 + eb1 < 0.0 and ea2 + eb2 < 0.0
+                ea_c = 0.0
+                eb_c = 0.0
+                if curved:
+                    ea_c, eb_c = _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1,
+                                                  y1, z1, x2, y2, z2, ma, mb, ka, kb, kna, knb, interface)
+                emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0,
+                              ea1, ea2, eb0, eb1, eb2, kb, keff, curved, ea_c, eb_c)
             o += 1
             n += 1
     if not write:

@@ -2,10 +2,11 @@
 
 For each pair from the broad phase, pick B (the shape with the smaller voxel size; ties: the
 higher shape index), compute the transforms every later stage needs (B-local → A-local and
-B-local → world), the pair's constants (stiffnesses, k_eff, margins, gaps) and the range of
-B's bricks that A's SDF box overlaps. All of B's bricks in that range become candidates —
-deep ones included, so a deep patch has no hole in its middle — and stage 3 decides which
-can hold the patch.
+B-local → world), the pair's constants (stiffnesses, k_eff, margins, gaps), which fields stage 4
+evaluates exactly, the route (two boxes: exact polygons, stage 4b; else the grid) and, on the
+grid route, the range of B's bricks that A's SDF box overlaps. All of B's bricks in that range
+become candidates — deep ones included, so a deep patch has no hole in its middle — and stage 3
+decides which can hold the patch.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import math
 from typing import Any, NamedTuple
 
 from ..backend import device_fn, kernel
-from ..sdf.layout import BRICK, F_JUMP, F_ORIGIN, F_VOXEL, I_BRICKS, I_RES
+from ..geometry.primitives import BOX
+from ..sdf.layout import BRICK, F_JUMP, F_ORIGIN, F_VOXEL, I_BRICKS, I_PRIMITIVE, I_RES
 
 # pair_f columns (float64)
 PF_R_AB = 0  # 9: rotation B-local -> A-local (row-major)
@@ -42,7 +44,15 @@ PI_SDF_B = 3
 PI_ENV = 4
 PI_BRICK_LO = 5  # 3
 PI_BRICK_DIMS = 8  # 3
-PI_COUNT = 11
+PI_EXACT = 11  # bit 0: A's field is evaluated exactly (a primitive), bit 1: B's (stage 4 and its refinement)
+PI_ROUTE = 12  # how the patch is built: ROUTE_GRID or ROUTE_POLYTOPE
+PI_COUNT = 13
+
+#: The patch is refined on B's grid and meshed by marching cubes (stages 3 and 4).
+ROUTE_GRID = 0
+#: Both shapes are boxes without margins, evaluated exactly: the patch is exact polygons (stage 4b,
+#: :mod:`hydro.contact.polytope`), and the pair has no candidate bricks.
+ROUTE_POLYTOPE = 1
 
 
 class PairView(NamedTuple):
@@ -52,11 +62,13 @@ class PairView(NamedTuple):
     i: Any  # (P, PI_COUNT) int32: the PI_* columns
 
 
-# Model: shape_* arrays, sdf (SDFView); Data in: raw_a, raw_b (broad-phase pairs), shape_rot, shape_pos
+# Model: shape_* arrays, exact (HydroelasticConfig.exact_primitives), polygons (flat_polygons, with the
+# continuous interface), sdf (SDFView)
+# Data in: raw_a, raw_b (broad-phase pairs), shape_rot, shape_pos
 # Data out: pairs (PairView), brick_counts
 @device_fn
 def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, shape_gap, shape_env, shape_rot,
-                     shape_pos, sdf, pairs, brick_counts):
+                     shape_pos, exact, polygons, sdf, pairs, brick_counts):
     sdf_pf = sdf.params_f
     sdf_pi = sdf.params_i
     pair_f = pairs.f
@@ -78,6 +90,18 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     pair_i[p, PI_SHAPE_B] = b
     pair_i[p, PI_SDF_A] = sa
     pair_i[p, PI_SDF_B] = sb
+    bits = 0
+    if exact:
+        if sdf_pi[sa, I_PRIMITIVE] >= 0:
+            bits |= 1
+        if sdf_pi[sb, I_PRIMITIVE] >= 0:
+            bits |= 2
+    pair_i[p, PI_EXACT] = bits
+    route = ROUTE_GRID
+    if (polygons and bits == 3 and sdf_pi[sa, I_PRIMITIVE] == BOX and sdf_pi[sb, I_PRIMITIVE] == BOX
+            and shape_margin[a] == 0.0 and shape_margin[b] == 0.0):
+        route = ROUTE_POLYTOPE
+    pair_i[p, PI_ROUTE] = route
     env = shape_env[a]
     if env < 0:
         env = shape_env[b]
@@ -141,13 +165,13 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
         pair_i[p, PI_BRICK_LO + k] = blo
         pair_i[p, PI_BRICK_DIMS + k] = dims
         count *= dims
-    brick_counts[p] = count
+    brick_counts[p] = count if route == ROUTE_GRID else 0
 
 
 PAIR_SETUP = kernel("pair_setup", _pair_setup_item)
 
 
-@device_fn
+@device_fn(inline=True)
 def _rotate(pair_f, p, r, x, y, z):
     """The row-major 3×3 rotation stored at pair_f[p, r:r+9] applied to (x, y, z)."""
     return (pair_f[p, r] * x + pair_f[p, r + 1] * y + pair_f[p, r + 2] * z,
@@ -155,26 +179,26 @@ def _rotate(pair_f, p, r, x, y, z):
             pair_f[p, r + 6] * x + pair_f[p, r + 7] * y + pair_f[p, r + 8] * z)
 
 
-@device_fn
+@device_fn(inline=True)
 def _transform(pair_f, p, r, t, x, y, z):
     """The rotation at column ``r`` then the translation at column ``t`` of pair p, applied to a point."""
     rx, ry, rz = _rotate(pair_f, p, r, x, y, z)
     return rx + pair_f[p, t], ry + pair_f[p, t + 1], rz + pair_f[p, t + 2]
 
 
-@device_fn
+@device_fn(inline=True)
 def b_to_a(pairs, p, x, y, z):
     """A B-local point in A's local frame."""
     return _transform(pairs.f, p, PF_R_AB, PF_T_AB, x, y, z)
 
 
-@device_fn
+@device_fn(inline=True)
 def b_to_world(pairs, p, x, y, z):
     """A B-local point in the world."""
     return _transform(pairs.f, p, PF_R_WB, PF_T_WB, x, y, z)
 
 
-@device_fn
+@device_fn(inline=True)
 def b_dir_to_world(pairs, p, x, y, z):
     """A B-local direction in the world."""
     return _rotate(pairs.f, p, PF_R_WB, x, y, z)

@@ -1,7 +1,7 @@
 """The hydroelastic contact pipeline: calls the stages in order and checks their buffers.
 
     broad phase → pair setup → refinement (bricks of 8 voxels → 4 → blocks of 2) → marching cubes
-    on the blocks' voxels + contacts
+    on the blocks' voxels + contacts (pairs of boxes: exact polygons instead, stage 4b)
     → (optional) contact reduction → download
 
 :class:`HydroelasticPipeline` holds a :class:`~hydro.contact.workspace.ContactWorkspace` of
@@ -13,27 +13,39 @@ target.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..arguments import float_array, index_pairs, model_like
 from ..backend import SERIAL_BELOW, get_device
 from ..errors import InputError
+from ..geometry.primitives import BOX
 from ..sdf.layout import BRICK
 from ..scene.material import DEFAULT_MATERIAL, material_row
-from ..transforms import check_poses
+from ..transforms import check_poses, normalized_poses_into
 from .broad_phase import SWEEP, pair_filter, shape_boxes, sweep_order
 from .config import hydroelastic_config
 from .contacts import TF_COUNT, contacts_from_buffers
+from .cpu_driver import (GROW, S_BLOCKS, S_BRICKS, S_CELLS4, S_CELLS8, S_CODE, S_CONTACTS, S_OVERFLOW, S_PAIRS,
+                         S_POLYGON_TRIANGLES, S_REDUCED, S_REQUIRED, S_SETTING, S_TRIANGLES, SETTINGS, STATUS_LEN,
+                         cpu_collide_build)
 from .deep_overlap import DeepOverlap, shape_size_findings, warn_findings
 from .interface import interface_code
 from .marching import MARCHING_CUBES
 from .pair_setup import PAIR_SETUP, PI_COUNT, PairView
+from .polytope import POLYTOPE_CONTACTS
 from .reduction import reduce_on_device
 from .refine import REFINE_BRICKS, REFINE_CHILDREN
 from .types import CollisionResult, Contacts, PatchTriangles
 from .workspace import Buffer, CallRecord, ContactOverflowError, ContactWorkspace, reserve
 
 __all__ = ["ContactOverflowError", "HydroelasticPipeline"]
+
+#: The next compiled call starts threads when the last one had at least this many marching-cubes
+#: blocks, candidate bricks or pairs (below, thread start-up costs more than it saves)
+THREADED_BLOCKS = 1024
+THREADED_BRICKS = 16384
+THREADED_PAIRS = 256
 
 
 class HydroelasticPipeline:
@@ -46,7 +58,10 @@ class HydroelasticPipeline:
     (default: the one set by :func:`~hydro.contact.config.configure_newton`).
     """
 
-    def __init__(self, model, config=None, *, device="cpu"):
+    def __init__(self, model, config=None, *, device="cpu", stage_timings: bool = False):
+        if not isinstance(stage_timings, (bool, np.bool_)):
+            raise InputError(f"stage_timings must be True or False, got {stage_timings!r}")
+        self.stage_timings = bool(stage_timings)
         self.model = model = model_like(model)
         self.config = hydroelastic_config(config)
         self.device = get_device(device)
@@ -64,6 +79,12 @@ class HydroelasticPipeline:
         # the broad phase's candidates: none when HydroelasticConfig.enabled is False (the collision
         # pipeline then sends these pairs to point contacts); the pair rule does the rest
         self.hydro_shapes = np.flatnonzero(hydro & self.config.enabled).astype(np.int32)
+        # stage 4b runs when two hydroelastic boxes without margins can meet (pair setup decides per pair)
+        cfg = self.config
+        kinds = np.array([model.sdfs[sdf[s]].geometry.kind if sdf[s] >= 0 else -1 for s in range(n)])
+        boxes = hydro & (kinds == BOX) & (np.asarray(model.shape_margin, dtype=float) == 0.0)
+        self.polygons = bool(cfg.flat_polygons and cfg.exact_primitives and cfg.interface == "continuous"
+                             and boxes.sum() >= 2)
         self.is_hydro = hydro
         self.sdf_view = model.sdf_pack.view(dev)
         box_lo = np.zeros((n, 3))
@@ -90,6 +111,14 @@ class HydroelasticPipeline:
                                           brick_count=sum(f.brick_count for f in hydro_sdfs),
                                           fine_brick_count=sum(f.fine_brick_count for f in hydro_sdfs))
         self.calls = 0
+        # the compiled CPU call's per-shape arrays and status
+        self._shape_arrays = (self.d_shape_sdf, self.d_shape_stiffness, self.d_shape_margin, self.d_shape_gap,
+                              self.d_shape_env)
+        self._no_pairs = np.zeros((1, 2), np.int32)
+        self._status = np.zeros(STATUS_LEN, np.int64)
+        self._threaded = False  # the first call runs serially; later ones by the last one's size
+        self._driver_key = None  # (triangles, Buffer.generation, reduction pairs) its arguments were built for
+        self._driver_args = None
         # the model's limits (docs/limits.md): narrow shapes and huge margins reported once, a
         # fallback contact for pairs in deep overlap
         self._limit_warnings = set()
@@ -109,19 +138,24 @@ class HydroelasticPipeline:
         if not isinstance(triangles, (bool, np.bool_)):
             raise InputError(f"triangles must be True or False, got {triangles!r}")
         call = CallRecord(self.device)
-        with call.stage("broad_phase"):
-            n_pairs = self._broad_phase(call, poses, pairs)
-        with call.stage("pair_setup"):
-            n_bricks = self._pair_setup(call, n_pairs)
-        with call.stage("refine"):
-            n_blocks = self._refine(call, n_pairs, n_bricks)
-        with call.stage("marching_cubes"):
-            n_tri = self._march(call, n_blocks, triangles)
-        self.calls += 1
         n_reduced = None
-        if self.config.reduce_contacts:
-            with call.stage("reduce"):
-                n_reduced = self._reduce(call, n_pairs, n_tri)
+        if self.device.is_cuda or self.stage_timings:
+            with call.stage("broad_phase"):
+                n_pairs = self._broad_phase(call, poses, pairs)
+            with call.stage("pair_setup"):
+                n_bricks = self._pair_setup(call, n_pairs)
+            with call.stage("refine"):
+                n_blocks = self._refine(call, n_pairs, n_bricks)
+            with call.stage("marching_cubes"):
+                n_tri = self._march(call, n_pairs, n_blocks, triangles)
+            self.calls += 1
+            if self.config.reduce_contacts:
+                with call.stage("reduce"):
+                    n_reduced = self._reduce(call, n_pairs, n_tri)
+        else:
+            with call.stage("stages"):
+                n_pairs, n_tri, n_reduced = self._compiled_call(call, poses, pairs, triangles)
+            self.calls += 1
         with call.stage("download"):
             results = self._download(n_pairs, n_tri, n_reduced, triangles)
         if self.deep_overlap is not None:
@@ -134,6 +168,100 @@ class HydroelasticPipeline:
             call.counts["deep_overlap"] = 0 if extra is None else len(extra)
         call.handle_overflow(self.config.overflow)
         return CollisionResult(**results, overflow=call.overflow, timings_ms=call.timings_ms, counts=call.counts)
+
+    # -- all stages in one compiled call (the CPU) --------------------------------------------------
+    def _setting_buffers(self, setting, triangles):
+        """The buffers a capacity setting sizes (grown together)."""
+        ws = self.workspace
+        if setting == "pair_capacity":
+            return ws.pair_buffers
+        if setting == "cell_capacity":
+            return (ws.cell_flags, ws.cell_offsets, ws.cell_masks) + ws.cells[0] + ws.cells[1]
+        if setting == "block_capacity":
+            return ws.block_pair, ws.block_ijk, ws.block_corners, ws.block_counts, ws.block_offsets
+        if setting == "contact_capacity":
+            return (ws.contact_f, ws.contact_i) + ((ws.triangles(),) if triangles else ())
+        return ws.reduced_f, ws.reduced_i
+
+    def _driver_arguments(self, triangles):
+        """The compiled call's arguments after the poses and pairs, up to the status (rebuilt
+        when a buffer is reallocated), and the capacities they carry."""
+        ws = self.workspace
+        cfg = self.config
+        uploads = ws.uploads
+        for name, shape, dtype in (("aabb", (self.shape_count, 6), np.float64), ("rot", (self.shape_count, 9), np.float64),
+                                   ("center", (self.shape_count, 3), np.float64),
+                                   ("half", (self.shape_count, 3), np.float64),
+                                   ("order", (len(self.hydro_shapes),), np.int32)):
+            if name not in uploads or uploads[name].shape != shape:
+                uploads[name] = np.empty(shape, dtype)
+        groups = [self._setting_buffers(name, triangles) for name in SETTINGS]
+        capacities = np.array([min(b.capacity for b in g) for g in groups], dtype=np.int64)
+        explicit = np.array([g[0].explicit is not None for g in groups], dtype=np.bool_)
+        ws.reduction.ensure(int(capacities[0]))
+        red = ws.reduction
+        settings = (bool(cfg.exact_primitives), self.polygons, interface_code(cfg.interface),
+                    float(cfg.mc_edge_clamp_min), bool(cfg.reduce_contacts), int(cfg.max_contacts_per_pair),
+                    bool(triangles))
+        args = (self.box_lo, self.box_hi, self.shape_pad, self.hydro_shapes, self._shape_arrays, self.pair_filter,
+                self.sdf_view, PairView(ws.pair_f.array, ws.pair_i.array), settings, capacities, explicit,
+                (uploads["aabb"], uploads["rot"], uploads["center"], uploads["half"], uploads["order"],
+                 ws.sweep_counts, ws.sweep_offsets, ws.pair_a.array, ws.pair_b.array, ws.pair_counts.array,
+                 ws.pair_offsets.array, ws.polygon_scratch.array, ws.polygon_counts.array, ws.polygon_offsets.array),
+                (ws.cell_flags.array, ws.cell_offsets.array, ws.cell_masks.array, ws.cells[0][0].array,
+                 ws.cells[0][1].array, ws.cells[1][0].array, ws.cells[1][1].array),
+                (ws.block_pair.array, ws.block_ijk.array, ws.block_corners.array, ws.block_counts.array,
+                 ws.block_offsets.array),
+                (ws.contact_f.array, ws.contact_i.array, ws.triangles().array if triangles else ws.no_triangles),
+                (red.groups, red.slot_f, red.slot_i, red.counts, red.offsets, ws.reduced_f.array, ws.reduced_i.array))
+        return args, capacities
+
+    def _compiled_call(self, call, poses, pairs, triangles):
+        """Every stage in :func:`~hydro.contact.cpu_driver.cpu_collide`, growing automatic
+        buffers and calling again when it asks; returns (pairs, patch contacts, reduced or None)."""
+        ws = self.workspace
+        cfg = self.config
+        if pairs is None:
+            explicit_pairs, n_explicit = self._no_pairs, -1
+        else:
+            explicit_pairs = self._check_pairs(pairs)
+            n_explicit = len(explicit_pairs)
+            if n_explicit == 0:
+                explicit_pairs = self._no_pairs
+        status = self._status
+        while True:
+            key = (bool(triangles), Buffer.generation, ws.reduction.pairs)
+            if self._driver_key != key:
+                self._driver_args, capacities = self._driver_arguments(triangles)
+                self._driver_key = (bool(triangles), Buffer.generation, ws.reduction.pairs)
+            build = cpu_collide_build(threaded=self._threaded, polygons=self.polygons, reduce=cfg.reduce_contacts)
+            build(poses, explicit_pairs, n_explicit, *self._driver_args, status)
+            if status[S_CODE] != GROW:
+                break
+            reserve(int(status[S_REQUIRED]), *self._setting_buffers(SETTINGS[int(status[S_SETTING])], triangles))
+        capacities = self._driver_args[9]
+        self._pair_view = PairView(ws.pair_f.array, ws.pair_i.array)
+        for k, setting in enumerate(SETTINGS):
+            if status[S_OVERFLOW + k] >= 0:
+                call.note_overflow(setting, int(capacities[k]), int(status[S_OVERFLOW + k]))
+        # threads for the next call when this one had a stage big enough to share out (a small
+        # scene never compiles or starts them)
+        self._threaded = numba.get_num_threads() > 1 and (
+            int(status[S_BLOCKS]) >= THREADED_BLOCKS or int(status[S_BRICKS]) >= THREADED_BRICKS
+            or int(status[S_PAIRS]) >= THREADED_PAIRS)
+        counts = call.counts
+        counts["pairs"] = int(status[S_PAIRS])
+        counts["candidate_bricks"] = int(status[S_BRICKS])
+        counts[f"cells_{BRICK}"] = int(status[S_CELLS8])
+        counts[f"cells_{BRICK // 2}"] = int(status[S_CELLS4])
+        counts["cells_2"] = int(status[S_BLOCKS])
+        counts["triangles"] = int(status[S_TRIANGLES])
+        counts["polygon_triangles"] = int(status[S_POLYGON_TRIANGLES])
+        n_reduced = None
+        if cfg.reduce_contacts:
+            n_reduced = int(status[S_REDUCED])
+            counts["reduced"] = n_reduced
+        return int(status[S_PAIRS]), int(status[S_CONTACTS]), n_reduced
 
     # -- the stages --------------------------------------------------------------------------------
     def _broad_phase(self, call, poses, pairs) -> int:
@@ -167,7 +295,8 @@ class HydroelasticPipeline:
         self._pair_view = PairView(ws.pair_f.array, ws.pair_i.array)
         self.device.launch(PAIR_SETUP, n_pairs, ws.pair_a.array, ws.pair_b.array, self.d_shape_sdf,
                            self.d_shape_stiffness, self.d_shape_margin, self.d_shape_gap, self.d_shape_env,
-                           ws.uploads["rot"], ws.uploads["pos"], self.sdf_view, self._pair_view, ws.pair_counts.array)
+                           ws.uploads["rot"], ws.uploads["pos"], self.config.exact_primitives, self.polygons,
+                           self.sdf_view, self._pair_view, ws.pair_counts.array)
         n_bricks = self.device.exclusive_scan(ws.pair_counts.array, ws.pair_offsets.array, n_pairs) if n_pairs else 0
         call.counts["candidate_bricks"] = n_bricks
         return n_bricks
@@ -199,17 +328,38 @@ class HydroelasticPipeline:
             call.counts[f"cells_{size}"] = n_cells
         return n_cells
 
-    def _march(self, call, n_blocks, triangles) -> int:
-        """Marching cubes on the blocks and one contact per patch triangle; the contact count."""
+    def _march(self, call, n_pairs, n_blocks, triangles) -> int:
+        """Marching cubes on the blocks (stage 4) and the polygons of box pairs (stage 4b), one
+        contact per patch triangle, in pair order; the contact count.
+
+        Both count first; the scatter passes then place each pair's triangles after those of the
+        pairs before it, whichever stage made them."""
+        dev = self.device
         ws = self.workspace
         reserve(n_blocks, ws.block_corners, ws.block_counts, ws.block_offsets)
-        inputs = (interface_code(self.config.interface), float(self.config.mc_edge_clamp_min), ws.block_pair.array,
-                  ws.block_ijk.array, self._pair_view, self.sdf_view, ws.block_corners.array)
-        outputs = (ws.contact_f, ws.contact_i, ws.triangles() if triangles else ws.no_triangles)
-        n_tri = self._count_scan_scatter(call, MARCHING_CUBES, n_blocks, inputs, ws.block_counts.array,
-                                         ws.block_offsets.array, outputs, "contact_capacity")
-        call.counts["triangles"] = n_tri
-        return n_tri
+        polygons = self.polygons and n_pairs > 0
+        outputs = (ws.contact_f, ws.contact_i) + ((ws.triangles(),) if triangles else ())
+        out_arrays = tuple(o.array for o in outputs) + (() if triangles else (ws.no_triangles,))
+        mc_inputs = (interface_code(self.config.interface), float(self.config.mc_edge_clamp_min), ws.block_pair.array,
+                     ws.block_ijk.array, self._pair_view, self.sdf_view, ws.block_corners.array, polygons,
+                     ws.polygon_offsets.array, ws.block_counts.array, ws.block_offsets.array)
+        dev.launch(MARCHING_CUBES, n_blocks, False, *mc_inputs, *out_arrays, 0)
+        n_mc = dev.exclusive_scan(ws.block_counts.array, ws.block_offsets.array, n_blocks)
+        n_poly = 0
+        if polygons:
+            poly_inputs = (self._pair_view, self.sdf_view, ws.polygon_scratch.array, ws.block_pair.array, n_blocks,
+                           ws.block_offsets.array, ws.polygon_counts.array, ws.polygon_offsets.array)
+            dev.launch(POLYTOPE_CONTACTS, n_pairs, False, *poly_inputs, *out_arrays, 0)
+            n_poly = dev.exclusive_scan(ws.polygon_counts.array, ws.polygon_offsets.array, n_pairs)
+        total = n_mc + n_poly
+        capacity = reserve(total, *outputs)
+        dev.launch(MARCHING_CUBES, n_blocks, True, *mc_inputs, *out_arrays, capacity)
+        if polygons:
+            dev.launch(POLYTOPE_CONTACTS, n_pairs, True, *poly_inputs, *out_arrays, capacity)
+        call.note_overflow("contact_capacity", capacity, total)
+        call.counts["triangles"] = n_mc
+        call.counts["polygon_triangles"] = n_poly
+        return min(total, capacity)
 
     def _reduce(self, call, n_pairs, n_tri) -> int:
         """A few contacts per pair that keep its force and torque; their count."""
@@ -281,11 +431,13 @@ class HydroelasticPipeline:
         poses = float_array(shape_poses, "shape_poses")
         if poses.shape != (self.shape_count, 7):
             raise InputError(f"shape_poses must have shape ({self.shape_count}, 7), got {poses.shape}")
-        bad = ~np.all(np.isfinite(poses), axis=1)
-        if bad.any():
-            s = int(np.flatnonzero(bad)[0])
-            raise InputError(f"the pose of shape {self.model.shape_path[s]} is not finite: {poses[s].tolist()}")
-        return check_poses(poses, "shape pose")
+        out = np.empty((self.shape_count, 7))
+        bad = normalized_poses_into(np.ascontiguousarray(poses), out)
+        if bad >= 0:
+            raise InputError(f"the pose of shape {self.model.shape_path[bad]} is not finite: {poses[bad].tolist()}")
+        if bad < -1:
+            return check_poses(poses, "shape pose")  # names the zero quaternion
+        return out
 
     def _check_pairs(self, pairs) -> np.ndarray:
         arr = index_pairs(pairs, "pairs", self.shape_count)

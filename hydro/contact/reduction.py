@@ -50,7 +50,7 @@ G_FX, G_FY, G_FZ, G_PX, G_PY, G_PZ, G_F, G_AX, G_AY, G_AZ, G_A, G_C, G_W, G_N = 
 G_COLS = 14
 
 
-@device_fn
+@device_fn(inline=True)
 def _basis(nx, ny, nz):
     """Two unit vectors completing the unit normal n to a right-handed frame (deterministic)."""
     if abs(nx) < 0.57735:
@@ -69,20 +69,20 @@ def _basis(nx, ny, nz):
     return ux, uy, uz, ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux
 
 
-@device_fn
+@device_fn(inline=True)
 def _contact_vector(contact_f, k, col):
     """Columns col .. col+2 of contact k (a point or a normal), as float64."""
     return float(contact_f[k, col]), float(contact_f[k, col + 1]), float(contact_f[k, col + 2])
 
 
-@device_fn
+@device_fn(inline=True)
 def _plane_coordinates(contact_f, k, u, v):
     """Contact k's point projected on the in-plane axes u and v."""
     px, py, pz = _contact_vector(contact_f, k, CF_POINT)
     return px * u[0] + py * u[1] + pz * u[2], px * v[0] + py * v[1] + pz * v[2]
 
 
-@device_fn
+@device_fn(inline=True)
 def _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, su, sv, cells, normal_bins):
     """Group index of contact k: normal bin * cells² + spatial cell (one bin unless ``normal_bins``)."""
     qx, qy, qz = _contact_vector(contact_f, k, CF_NORMAL)
@@ -103,7 +103,7 @@ def _group_of(contact_f, k, nx, ny, nz, ux, uy, uz, vx, vy, vz, u0, v0, su, sv, 
     return nbin * cells * cells + cv * cells + cu
 
 
-@device_fn
+@device_fn(inline=True)
 def _solve_sym3(a00, a01, a02, a11, a12, a22, b0, b1, b2):
     """Solve the symmetric 3×3 system (Cramer's rule); zero when singular."""
     c00 = a11 * a22 - a12 * a12
@@ -120,7 +120,7 @@ def _solve_sym3(a00, a01, a02, a11, a12, a22, b0, b1, b2):
             (c02 * b0 + c12 * b1 + c22 * b2) * inv)
 
 
-@device_fn
+@device_fn(inline=True)
 def _clear_groups(groups, p, count):
     for g in range(count):
         for q in range(G_COLS):
@@ -204,7 +204,7 @@ def _pair_totals(contact_f, contact_i, start, stop):
             hiy, hiz, n_active, n_spec)
 
 
-@device_fn
+@device_fn(inline=True)
 def _pair_normal(fx, fy, fz, anx, any_, anz):
     """The pair's normal: along the force; while it carries none, along Σ area·n; else +z."""
     fmag = math.sqrt(fx * fx + fy * fy + fz * fz)
@@ -216,7 +216,7 @@ def _pair_normal(fx, fy, fz, anx, any_, anz):
     return 0.0, 0.0, 1.0
 
 
-@device_fn
+@device_fn(inline=True)
 def _center_of_pressure(fsum, asum, fp, ap, lo, hi):
     """Force-weighted centre of the active contacts; area-weighted while the patch carries no
     force; the middle of their bounds when it has no area either."""
@@ -227,7 +227,7 @@ def _center_of_pressure(fsum, asum, fp, ap, lo, hi):
     return 0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])
 
 
-@device_fn
+@device_fn(inline=True)
 def _plane_extents(lo, hi, ux, uy, uz, vx, vy, vz):
     """(u0, v0, du, dv): the bounds' corners projected on (u, v), their lower ends and spans."""
     u0 = 1e300
@@ -361,7 +361,7 @@ def _representatives(p, groups, ng):
     return rtx, rty, rtz, m00, m01, m02, m11, m12, m22
 
 
-@device_fn
+@device_fn(inline=True)
 def _torque_shift(p, groups, ng, tx, ty, tz):
     """λ of the smallest representative shifts δ_g = F_g × λ that make the representatives carry
     the patch's torque (tx, ty, tz) about the CoP: (Σ |F_g|²I − F_g F_gᵀ) λ = ΔT."""

@@ -18,7 +18,10 @@ distance samples every partial is at most 1, so this is never looser than the L1
 on a flat face aligned with the grid it is a, the exact half height, where the half diagonal
 √3·a of a true 1-Lipschitz distance would keep more cells yet could still drop cells of the
 interpolated field near kinks. Each also gets its field's largest jump (where a coarse band
-brick meets a fine one, measured when the SDF is built).
+brick meets a fine one, measured when the SDF is built), and, when stage 4 evaluates the
+shape's exact distance (a primitive, ``HydroelasticConfig.exact_primitives``), the bricks' bound
+on how far the exact field lies from the stored one, so no cell that the exact interface
+crosses is dropped.
 
 Every level is count → exclusive scan → scatter through one kernel with a ``write`` flag, so
 both passes make the same decisions and the order is the same on every target.
@@ -26,17 +29,19 @@ both passes make the same decisions and the order is the same on every target.
 
 from __future__ import annotations
 
+from numba import int64
+
 from ..backend import device_fn, find_segment, kernel
 from ..sdf.layout import BRICK, F_ORIGIN
 from ..sdf.sample import sdf_brick_slopes, sdf_phi, sdf_slopes
 from .interface import INTERFACE_SWITCHED
 from .pair_setup import (PF_ABS_ROWS, PF_GAP, PF_KA, PF_KB, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_SLACK_A,
-                         PF_SLACK_B, PF_VOXEL_B, PI_BRICK_DIMS, PI_BRICK_LO, PI_SDF_A, PI_SDF_B, b_to_a)
+                         PF_SLACK_B, PF_VOXEL_B, PI_BRICK_DIMS, PI_BRICK_LO, PI_EXACT, PI_SDF_A, PI_SDF_B, b_to_a)
 
 SQRT3 = 1.7320508075688772
 
 
-@device_fn
+@device_fn(inline=True)
 def cell_may_hold_patch(p, cx, cy, cz, half, interface, pairs, sdf):
     """Interval tests for the cell of half edge ``half`` (m) centred at B-local (cx, cy, cz)."""
     pair_f = pairs.f
@@ -46,11 +51,16 @@ def cell_may_hold_patch(p, cx, cy, cz, half, interface, pairs, sdf):
     ax, ay, az = b_to_a(pairs, p, cx, cy, cz)
     ea = sdf_phi(sa, ax, ay, az, sdf) - pair_f[p, PF_MARGIN_A]
     reach = SQRT3 * half
-    bx, by, bz = sdf_brick_slopes(sb, cx, cy, cz, sdf)  # the cell lies in one of B's bricks
+    exact = pairs.i[p, PI_EXACT]
+    bx, by, bz, gap_b = sdf_brick_slopes(sb, cx, cy, cz, sdf)  # the cell lies in one of B's bricks
     rb = (bx + by + bz) * half + pair_f[p, PF_SLACK_B]
-    gx, gy, gz = sdf_slopes(sa, ax, ay, az, reach, sdf)
+    if exact & 2:
+        rb += gap_b
+    gx, gy, gz, gap_a = sdf_slopes(sa, ax, ay, az, reach, sdf)
     ra = ((gx * pair_f[p, PF_ABS_ROWS] + gy * pair_f[p, PF_ABS_ROWS + 1] + gz * pair_f[p, PF_ABS_ROWS + 2]) * half
           + pair_f[p, PF_SLACK_A])
+    if exact & 1:
+        ra += gap_a
     if ea + eb > ra + rb + pair_f[p, PF_GAP]:
         return False
     ka = pair_f[p, PF_KA]
@@ -64,7 +74,7 @@ def cell_may_hold_patch(p, cx, cy, cz, half, interface, pairs, sdf):
     return abs(kb * eb - ka * ea) <= ka * ra + kb * rb
 
 
-@device_fn
+@device_fn(inline=True)
 def _cell_center(sdf, sb, h, i, j, k, half_cells):
     """B-local centre of the cell whose lowest voxel is (i, j, k), ``half_cells`` voxels from it."""
     return (sdf.params_f[sb, F_ORIGIN] + (i + half_cells) * h, sdf.params_f[sb, F_ORIGIN + 1] + (j + half_cells) * h,
@@ -107,7 +117,7 @@ REFINE_BRICKS = kernel("refine.bricks", _brick_item, serial_below=256)
 @device_fn
 def _children_item(c, write, size, interface, in_pair, in_ijk, pairs, sdf, masks, counts, offsets, out_pair, out_ijk,
                    capacity):
-    p = in_pair[c]
+    p = int64(in_pair[c])  # one type for the pair index everywhere (one build of each helper)
     child = size // 2
     if write:
         m = masks[c]

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..jit import cpu_jit
+
 CONTACT_FIELDS = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight",
                   "shape_a", "shape_b", "env", "speculative", "pair", "kind", "damping", "friction",
                   "static_friction")
@@ -16,6 +18,16 @@ CONTACT_HYDROELASTIC = 0
 CONTACT_POINT = 1
 #: Names of the kinds (``hydro collide --json`` writes them).
 CONTACT_KIND_NAMES = ("hydroelastic", "point")
+
+
+@cpu_jit
+def _pair_friction(shape_a, shape_b, m, friction, static_friction):
+    """Per contact, the means of its two shapes' dynamic (column 1) and static (column 0) friction."""
+    for k in range(shape_a.shape[0]):
+        a = shape_a[k]
+        b = shape_b[k]
+        friction[k] = 0.5 * (m[a, 1] + m[b, 1])
+        static_friction[k] = 0.5 * (m[a, 0] + m[b, 0])
 
 
 @dataclass
@@ -105,10 +117,12 @@ class Contacts:
         static then dynamic friction (``Model.shape_friction``, or ``Model.shape_material``, whose
         first two columns they are); each the mean of the two shapes' coefficients. (No import of
         hydro.scene here: the kernels' modules import this one.)"""
-        m = np.asarray(shape_friction, dtype=float)
-        a, b = self.shape_a, self.shape_b
-        self.friction = (0.5 * (m[a, 1] + m[b, 1])).astype(np.float32)
-        self.static_friction = (0.5 * (m[a, 0] + m[b, 0])).astype(np.float32)
+        m = np.ascontiguousarray(shape_friction, dtype=np.float64)
+        n = len(self.shape_a)
+        self.friction = np.empty(n, np.float32)
+        self.static_friction = np.empty(n, np.float32)
+        _pair_friction(np.ascontiguousarray(self.shape_a, dtype=np.int32),
+                       np.ascontiguousarray(self.shape_b, dtype=np.int32), m, self.friction, self.static_friction)
 
     def select(self, mask) -> "Contacts":
         return Contacts(**{k: getattr(self, k)[mask] for k in CONTACT_FIELDS})

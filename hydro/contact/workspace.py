@@ -16,8 +16,9 @@ import warnings
 import numpy as np
 
 from .contacts import CF_COUNT, CI_COUNT, TF_COUNT
-from .marching import BLOCK_POINTS
+from .marching import BLOCK_ROW
 from .pair_setup import PF_COUNT, PI_COUNT
+from .polytope import POLYGON_SCRATCH
 from .reduction import ReductionWorkspace
 from ..errors import ContactOverflowError
 from .types import Overflow
@@ -25,6 +26,9 @@ from .types import Overflow
 
 class Buffer:
     """A named device array that grows (automatic capacity) or stays fixed (explicit)."""
+
+    #: Counts every reallocation of any buffer (so a caller can tell that arrays it holds are stale)
+    generation = 0
 
     def __init__(self, device, setting, shape_tail, dtype, explicit, initial):
         self.device = device
@@ -45,6 +49,7 @@ class Buffer:
         if self.explicit is None and required > self.capacity:
             self.capacity = int(required * 1.25) + 16
             self.array = self._fresh()
+            Buffer.generation += 1
         return self.capacity
 
 
@@ -73,9 +78,10 @@ class ContactWorkspace:
 
     | buffers | setting | per entry |
     |---|---|---|
-    | ``pair_a``, ``pair_b``, ``pair_f``, ``pair_i``, ``pair_counts``, ``pair_offsets`` | ``pair_capacity`` | pair |
+    | ``pair_a``, ``pair_b``, ``pair_f``, ``pair_i``, ``pair_counts``, ``pair_offsets``, | ``pair_capacity`` | pair |
+    | ``polygon_counts``, ``polygon_offsets``, ``polygon_scratch`` (stage 4b) | | |
     | ``cell_flags``, ``cell_offsets``, ``cell_masks``, ``cells`` (2 levels: pair, ijk) | ``cell_capacity`` | cell |
-    | ``block_pair``, ``block_ijk``, ``block_corners`` (eA, eB, f at its points), ``block_counts``, | | |
+    | ``block_pair``, ``block_ijk``, ``block_corners`` (eA, eB, f at its points, edge crossings), ``block_counts``, | | |
     | ``block_offsets`` | ``block_capacity`` | block |
     | ``contact_f``, ``contact_i``, ``triangle_f`` (when asked for) | ``contact_capacity`` | patch contact |
     | ``reduced_f``, ``reduced_i`` | ``reduced_contact_capacity`` | reduced contact |
@@ -98,7 +104,11 @@ class ContactWorkspace:
         self.pair_i = pair_buffer((PI_COUNT,), np.int32)
         self.pair_counts = pair_buffer((), np.int64)
         self.pair_offsets = pair_buffer((), np.int64)
-        self.pair_buffers = (self.pair_a, self.pair_b, self.pair_f, self.pair_i, self.pair_counts, self.pair_offsets)
+        self.polygon_counts = pair_buffer((), np.int32)
+        self.polygon_offsets = pair_buffer((), np.int64)
+        self.polygon_scratch = pair_buffer((POLYGON_SCRATCH,), np.float64)
+        self.pair_buffers = (self.pair_a, self.pair_b, self.pair_f, self.pair_i, self.pair_counts, self.pair_offsets,
+                             self.polygon_counts, self.polygon_offsets, self.polygon_scratch)
         cell0 = max(4096, 2 * max(brick_count, 1))
 
         def cell_buffer(tail, dtype):
@@ -115,7 +125,7 @@ class ContactWorkspace:
 
         self.block_pair = block_buffer((), np.int32)
         self.block_ijk = block_buffer((3,), np.int32)
-        self.block_corners = block_buffer((3 * BLOCK_POINTS,), np.float32)
+        self.block_corners = block_buffer((BLOCK_ROW,), np.float32)
         self.block_counts = block_buffer((), np.int32)
         self.block_offsets = block_buffer((), np.int64)
         con0 = 4 * self.block_pair.capacity

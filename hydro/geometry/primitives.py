@@ -18,6 +18,13 @@ SPHERE, BOX, CAPSULE, CYLINDER, CONE, ELLIPSOID, MESH, PLANE, HEIGHTFIELD, CONVE
 KIND_NAMES = ("sphere", "box", "capsule", "cylinder", "cone", "ellipsoid", "mesh", "plane", "heightfield",
               "convex_mesh")
 
+#: The kinds with an exact signed distance formula here (:func:`primitive_phi3`).
+PRIMITIVE_KINDS = (SPHERE, BOX, CAPSULE, CYLINDER, CONE, ELLIPSOID)
+
+#: Relative distance from a symmetry plane below which the ellipsoid's distance takes the point
+#: on the plane (see :func:`ellipsoid_phi`)
+PLANE_SNAP = 1e-10
+
 #: Number of float parameters a primitive packs into (see :meth:`Geometry.params`).
 PARAM_COUNT = 4
 
@@ -25,12 +32,12 @@ PARAM_COUNT = 4
 # Exact signed distance functions (device helpers)
 
 
-@device_fn
+@device_fn(inline=True)
 def sphere_phi(r, x, y, z):
     return math.sqrt(x * x + y * y + z * z) - r
 
 
-@device_fn
+@device_fn(inline=True)
 def box_phi(hx, hy, hz, x, y, z):
     qx = abs(x) - hx
     qy = abs(y) - hy
@@ -41,14 +48,14 @@ def box_phi(hx, hy, hz, x, y, z):
     return math.sqrt(ox * ox + oy * oy + oz * oz) + min(max(qx, max(qy, qz)), 0.0)
 
 
-@device_fn
+@device_fn(inline=True)
 def capsule_phi(r, hh, x, y, z):
     cz = min(max(z, -hh), hh)
     dz = z - cz
     return math.sqrt(x * x + y * y + dz * dz) - r
 
 
-@device_fn
+@device_fn(inline=True)
 def cylinder_phi(r, hh, x, y, z):
     dr = math.sqrt(x * x + y * y) - r
     dz = abs(z) - hh
@@ -57,7 +64,7 @@ def cylinder_phi(r, hh, x, y, z):
     return min(max(dr, dz), 0.0) + math.sqrt(ox * ox + oz * oz)
 
 
-@device_fn
+@device_fn(inline=True)
 def _segment_distance_2d(px, py, ax, ay, bx, by):
     ex = bx - ax
     ey = by - ay
@@ -68,7 +75,7 @@ def _segment_distance_2d(px, py, ax, ay, bx, by):
     return math.sqrt(dx * dx + dy * dy)
 
 
-@device_fn
+@device_fn(inline=True)
 def cone_phi(r, hh, x, y, z):
     # In the (rho, z) half-plane the cone is the triangle apex (0, hh), rim (r, -hh), centre (0, -hh).
     rho = math.sqrt(x * x + y * y)
@@ -79,7 +86,7 @@ def cone_phi(r, hh, x, y, z):
     return -d if inside else d
 
 
-@device_fn
+@device_fn(inline=True)
 def _robust_length3(a, b, c):
     m = max(abs(a), max(abs(b), abs(c)))
     if m == 0.0:
@@ -90,7 +97,7 @@ def _robust_length3(a, b, c):
     return m * math.sqrt(a * a + b * b + c * c)
 
 
-@device_fn
+@device_fn(inline=True)
 def _newton_root(n0, r0, n1, r1, n2, s0, s1):
     """Root of G(s) = (n0/(s+r0))² + (n1/(s+r1))² + (n2/(s+1))² − 1 in [s0, s1].
 
@@ -117,7 +124,7 @@ def _newton_root(n0, r0, n1, r1, n2, s0, s1):
     return s
 
 
-@device_fn
+@device_fn(inline=True)
 def _ellipse_root(r0, z0, z1, g):
     n0 = r0 * z0
     s0 = z1 - 1.0
@@ -125,7 +132,7 @@ def _ellipse_root(r0, z0, z1, g):
     return _newton_root(n0, r0, 0.0, 1.0, z1, s0, s1)
 
 
-@device_fn
+@device_fn(inline=True)
 def _ellipse_distance(e0, e1, y0, y1):
     # Distance from (y0, y1) >= 0 to the ellipse with semi-axes e0 >= e1 > 0 (Eberly's method).
     if y1 > 0.0:
@@ -151,7 +158,7 @@ def _ellipse_distance(e0, e1, y0, y1):
     return abs(y0 - e0)
 
 
-@device_fn
+@device_fn(inline=True)
 def _ellipsoid_root(r0, r1, z0, z1, z2, g):
     n0 = r0 * z0
     n1 = r1 * z1
@@ -160,7 +167,7 @@ def _ellipsoid_root(r0, r1, z0, z1, z2, g):
     return _newton_root(n0, r0, n1, r1, z2, s0, s1)
 
 
-@device_fn
+@device_fn(inline=True)
 def _ellipsoid_distance_sorted(e0, e1, e2, y0, y1, y2):
     # Unsigned distance from (y0, y1, y2) >= 0 to the ellipsoid surface, e0 >= e1 >= e2 > 0.
     if y2 > 0.0:
@@ -199,7 +206,7 @@ def _ellipsoid_distance_sorted(e0, e1, e2, y0, y1, y2):
     return _ellipse_distance(e0, e1, y0, y1)
 
 
-@device_fn
+@device_fn(inline=True)
 def ellipsoid_phi(a, b, c, x, y, z):
     # Sort the semi-axes in decreasing order, carrying the coordinates along.
     e0, e1, e2 = a, b, c
@@ -213,27 +220,47 @@ def ellipsoid_phi(a, b, c, x, y, z):
     if e0 < e1:
         e0, e1 = e1, e0
         y0, y1 = y1, y0
+    # A coordinate within round-off of a symmetry plane is taken on it: Eberly's root is
+    # ill-conditioned there (at |z| = 1e-18 Newton's method stops far from the root, giving
+    # −8.7 mm for a distance of −11.2 mm), while the plane's own branch is exact, and the distance
+    # moves by no more than the coordinate does.
+    if y0 < PLANE_SNAP * e0:
+        y0 = 0.0
+    if y1 < PLANE_SNAP * e1:
+        y1 = 0.0
+    if y2 < PLANE_SNAP * e2:
+        y2 = 0.0
     d = _ellipsoid_distance_sorted(e0, e1, e2, y0, y1, y2)
     k = (x / a) ** 2 + (y / b) ** 2 + (z / c) ** 2
     return -d if k < 1.0 else d
 
 
-@device_fn
+@device_fn(inline=False)
+def primitive_phi3(kind, p0, p1, p2, x, y, z):
+    """Exact signed distance of primitive ``kind`` with size parameters ``p0, p1, p2`` (the first
+    three of :meth:`Geometry.params`) at local (x, y, z); NaN for a kind without a formula.
+
+    Called, not inlined: kernels evaluate it at several sites, and six inlined primitives each
+    would multiply their compile time."""
+    if kind == SPHERE:
+        return sphere_phi(p0, x, y, z)
+    if kind == BOX:
+        return box_phi(p0, p1, p2, x, y, z)
+    if kind == CAPSULE:
+        return capsule_phi(p0, p1, x, y, z)
+    if kind == CYLINDER:
+        return cylinder_phi(p0, p1, x, y, z)
+    if kind == CONE:
+        return cone_phi(p0, p1, x, y, z)
+    if kind == ELLIPSOID:
+        return ellipsoid_phi(p0, p1, p2, x, y, z)
+    return math.nan
+
+
+@device_fn(inline=True)
 def primitive_phi(kind, params, x, y, z):
     """Exact signed distance of primitive ``kind`` with packed ``params`` at local (x, y, z)."""
-    if kind == SPHERE:
-        return sphere_phi(params[0], x, y, z)
-    if kind == BOX:
-        return box_phi(params[0], params[1], params[2], x, y, z)
-    if kind == CAPSULE:
-        return capsule_phi(params[0], params[1], x, y, z)
-    if kind == CYLINDER:
-        return cylinder_phi(params[0], params[1], x, y, z)
-    if kind == CONE:
-        return cone_phi(params[0], params[1], x, y, z)
-    if kind == ELLIPSOID:
-        return ellipsoid_phi(params[0], params[1], params[2], x, y, z)
-    return math.nan
+    return primitive_phi3(kind, params[0], params[1], params[2], x, y, z)
 
 
 @cpu_jit(parallel=True)

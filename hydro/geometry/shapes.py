@@ -76,7 +76,7 @@ class Geometry:
         """Exact signed distance at ``points`` (N,3) in the local frame (NumPy in, out)."""
         pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
         out = np.empty(len(pts))
-        _primitive_phi_many(self.kind, self.params(), pts, out)
+        _primitive_phi_many(np.int32(self.kind), self.params(), pts, out)
         return out
 
 

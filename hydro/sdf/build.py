@@ -138,6 +138,56 @@ def _brick_slopes(nb, h, slot, atlas_values, coarse, out):
 
 
 @cpu_jit(parallel=True)
+def _cell_center_points(origin, h, nb, bricks, out):
+    """Centres of every voxel of the given bricks, x fastest: out (len(bricks) * BRICK³, 3)."""
+    n = BRICK * BRICK * BRICK
+    for k in prange(bricks.shape[0]):
+        b = bricks[k]
+        bx = b % nb[0]
+        by = (b // nb[0]) % nb[1]
+        bz = b // (nb[0] * nb[1])
+        for lz in range(BRICK):
+            for ly in range(BRICK):
+                for lx in range(BRICK):
+                    j = k * n + (lz * BRICK + ly) * BRICK + lx
+                    out[j, 0] = origin[0] + (BRICK * bx + lx + 0.5) * h
+                    out[j, 1] = origin[1] + (BRICK * by + ly + 0.5) * h
+                    out[j, 2] = origin[2] + (BRICK * bz + lz + 0.5) * h
+
+
+@cpu_jit(parallel=True)
+def _exact_gap(nb, bricks, slot, atlas_values, coarse, exact, out):
+    """Per brick: the largest |exact φ − stored φ| over its voxel centres and grid samples, where
+    the stored field is what the device samplers interpolate (fine samples or the coarse cell).
+
+    ``exact`` holds the exact φ at the voxel centres of ``bricks`` (as :func:`_cell_center_points`
+    orders them); ``atlas_values`` the stored (dequantised) fine samples."""
+    n = BRICK * BRICK * BRICK
+    for k in prange(bricks.shape[0]):
+        b = bricks[k]
+        bx = b % nb[0]
+        by = (b // nb[0]) % nb[1]
+        bz = b // (nb[0] * nb[1])
+        s = slot[b]
+        worst = 0.0
+        for lz in range(BRICK):
+            for ly in range(BRICK):
+                for lx in range(BRICK):
+                    if s >= 0:
+                        v = 0.0
+                        for c in range(8):
+                            v += atlas_values[s, lz + (c >> 2), ly + ((c >> 1) & 1), lx + (c & 1)]
+                        v *= 0.125
+                    else:
+                        v = trilerp(coarse[bz, by, bx], coarse[bz, by, bx + 1], coarse[bz, by + 1, bx],
+                                    coarse[bz, by + 1, bx + 1], coarse[bz + 1, by, bx], coarse[bz + 1, by, bx + 1],
+                                    coarse[bz + 1, by + 1, bx], coarse[bz + 1, by + 1, bx + 1], (lx + 0.5) / BRICK,
+                                    (ly + 0.5) / BRICK, (lz + 0.5) / BRICK)
+                    worst = max(worst, abs(v - exact[k * n + (lz * BRICK + ly) * BRICK + lx]))
+        out[k] = worst
+
+
+@cpu_jit(parallel=True)
 def _quantize(values, lo, scale_inv, levels, out):
     for i in prange(values.shape[0]):
         q = math.floor((values[i] - lo) * scale_inv + 0.5)
@@ -152,7 +202,7 @@ def _primitive_phi_points(geometry: Geometry):
 
     def evaluate(points):
         out = np.empty(len(points))
-        _primitive_phi_many(kind, params, points, out)
+        _primitive_phi_many(np.int32(kind), params, points, out)
         return out
 
     return evaluate
@@ -190,6 +240,8 @@ class SDF:
     |  |  | field's only jump, where such a brick meets a fine one; <= coarse_tolerance) |
     | ``brick_slopes`` | (bz, by, bx, 3) | float32 bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the stored |
     |  |  | field over the brick (each <= 1 for a distance) |
+    | ``brick_exact_gap`` | (bz, by, bx) | float32, m: for a primitive, a bound on |exact φ − stored φ| |
+    |  |  | inside the brick (0 for a mesh, whose stored field is its field) |
     | ``notes`` | | meshes: what welding and merging did (one line each) |
     """
 
@@ -205,6 +257,7 @@ class SDF:
     scale: float
     offset: float
     brick_slopes: np.ndarray
+    brick_exact_gap: np.ndarray | None = None
     coarse_error: float = 0.0
     build_seconds: float = 0.0
     band_bricks: int = 0
@@ -267,6 +320,28 @@ class SDF:
         axes = [self.origin[k] + np.arange(n[k] + 1) * self.voxel_size for k in range(3)]
         z, y, x = np.meshgrid(axes[2], axes[1], axes[0], indexing="ij")
         return np.stack([x, y, z], axis=-1)
+
+
+#: How much the largest |exact − stored| seen at a brick's voxel centres is widened into the
+#: brick's bound (the largest gap of a kinked field need not sit at a centre)
+EXACT_GAP_SAFETY = 2.0
+
+
+def _brick_exact_gaps(geometry, evaluate, origin, h, nb, band, slot, stored, coarse3) -> np.ndarray:
+    """Per brick, a bound on |exact φ − stored φ| (what refinement adds to its slack when the
+    pipeline evaluates a primitive exactly): measured at every voxel centre of the band bricks and
+    widened by ``EXACT_GAP_SAFETY``; bricks outside the band get the Lipschitz bound 2 × the brick
+    diagonal. Zero for meshes."""
+    n_bricks = int(np.prod(nb))
+    if isinstance(geometry, Mesh) or len(band) == 0:
+        return np.zeros(n_bricks, np.float32)
+    gaps = np.full(n_bricks, 2.0 * math.sqrt(3.0) * BRICK * h)
+    centres = np.empty((len(band) * BRICK**3, 3))
+    _cell_center_points(np.asarray(origin, dtype=float), h, nb, band, centres)
+    band_gap = np.empty(len(band))
+    _exact_gap(nb, band, slot, stored, coarse3.astype(np.float64), evaluate(centres), band_gap)
+    gaps[band] = EXACT_GAP_SAFETY * band_gap
+    return (gaps * (1.0 + 1e-6) + 1e-9).astype(np.float32)
 
 
 def _mesh_evaluator(mesh: Mesh, allow_open: bool):
@@ -374,6 +449,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     slopes = np.empty((n_bricks, 3))
     _brick_slopes(nb, h, slot, stored, coarse3.astype(np.float64), slopes)
     brick_slopes = (slopes * (1.0 + 1e-6) + 1e-9).astype(np.float32)
+    exact_gap = _brick_exact_gaps(geometry, evaluate, origin, h, nb, band, slot, stored, coarse3)
     return SDF(
         geometry=geometry,
         settings=settings,
@@ -384,6 +460,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         coarse=coarse3,
         brick_slot=slot.reshape(nb[2], nb[1], nb[0]),
         brick_slopes=brick_slopes.reshape(nb[2], nb[1], nb[0], 3),
+        brick_exact_gap=exact_gap.reshape(nb[2], nb[1], nb[0]),
         coarse_error=coarse_error,
         atlas=atlas,
         scale=float(scale),

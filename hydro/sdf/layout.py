@@ -144,7 +144,8 @@ F_OFFSET = 6
 F_BAND_INNER = 7
 F_BAND_OUTER = 8
 F_JUMP = 9  # largest jump of the stored field (coarse error + half a quantisation step)
-F_COUNT = 10
+F_PRIMITIVE = 10  # 10..12: the primitive's packed size parameters (Geometry.params), when I_PRIMITIVE >= 0
+F_COUNT = 13
 # Per-shape integer parameters (row of SDFPack.params_i)
 I_RES = 0  # 0..2 voxels
 I_BRICKS = 3  # 3..5 bricks
@@ -152,8 +153,13 @@ I_FORMAT = 6
 I_SLOT_OFFSET = 7
 I_COARSE_OFFSET = 8
 I_ATLAS_OFFSET = 9
-I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: three slope bounds per brick
-I_COUNT = 11
+I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: BRICK_BOUNDS values per brick
+I_PRIMITIVE = 11  # the primitive's kind code (hydro.geometry.primitives), −1 for a mesh: its exact φ
+I_COUNT = 12
+#: Values stored per brick at ``I_SLOPES_OFFSET``: bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the
+#: stored field, then (for a primitive) a bound on |exact φ − stored φ| inside the brick
+BRICK_BOUNDS = 4
+B_EXACT_GAP = 3
 
 
 class SDFView(NamedTuple):

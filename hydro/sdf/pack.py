@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import get_device
-from .layout import (F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_INV_VOXEL, F_JUMP, F_OFFSET, F_ORIGIN, F_SCALE, F_VOXEL,
-                     FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET, I_COUNT, I_FORMAT, I_RES,
-                     I_SLOPES_OFFSET, I_SLOT_OFFSET, SDFView)
+from ..geometry.primitives import PRIMITIVE_KINDS
+from .layout import (B_EXACT_GAP, BRICK_BOUNDS, F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_INV_VOXEL, F_JUMP, F_OFFSET,
+                     F_ORIGIN, F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET,
+                     I_COUNT, I_FORMAT, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET, SDFView)
 from .sample import GRID_PHI, SAMPLE_PHI, SAMPLE_PHI_GRAD
 
 
@@ -20,7 +21,8 @@ class SDFPack:
     | ``params_i`` | (S, I_COUNT) int32 | resolution, bricks, format, offsets into the arrays below |
     | ``slots`` | (Σ bricks,) int32 | fine slot per brick, −1 coarse |
     | ``coarse`` | (Σ coarse samples + bricks,) float32 | each shape's coarse grid, then its |
-    |  |  | per-brick slope bounds (3 per brick, at ``I_SLOPES_OFFSET``) |
+    |  |  | per-brick bounds (``BRICK_BOUNDS`` per brick at ``I_SLOPES_OFFSET``: three slopes, |
+    |  |  | then the gap between a primitive's exact φ and the stored one) |
     | ``atlas_f32`` / ``atlas_u16`` / ``atlas_u8`` | (Σ samples,) | fine samples by format |
     """
 
@@ -52,12 +54,23 @@ class SDFPack:
             pi[s, I_COARSE_OFFSET] = coarse_off
             pi[s, I_ATLAS_OFFSET] = atlas_len[fmt]
             pi[s, I_SLOPES_OFFSET] = coarse_off + sdf.coarse.size
+            kind = sdf.geometry.kind
+            if kind in PRIMITIVE_KINDS:
+                pi[s, I_PRIMITIVE] = kind
+                params = np.asarray(sdf.geometry.params(), dtype=float)
+                pf[s, F_PRIMITIVE : F_PRIMITIVE + 3] = params[:3]
+            else:
+                pi[s, I_PRIMITIVE] = -1
             slots.append(sdf.brick_slot.ravel())
             coarse.append(sdf.coarse.ravel())
-            coarse.append(sdf.brick_slopes.ravel())
+            bounds = np.zeros((sdf.brick_count, BRICK_BOUNDS), np.float32)
+            bounds[:, :3] = sdf.brick_slopes.reshape(-1, 3)
+            if sdf.brick_exact_gap is not None:
+                bounds[:, B_EXACT_GAP] = sdf.brick_exact_gap.ravel()
+            coarse.append(bounds.ravel())
             atlases[fmt].append(sdf.atlas.ravel())
             slot_off += sdf.brick_slot.size
-            coarse_off += sdf.coarse.size + sdf.brick_slopes.size
+            coarse_off += sdf.coarse.size + bounds.size
             atlas_len[fmt] += sdf.atlas.size
         for fmt, total in atlas_len.items():
             if total >= 2**31:

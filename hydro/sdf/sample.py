@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn, kernel
-from .layout import (BRICK, BRICK_SAMPLES, BRICK_SHIFT, F_INV_VOXEL, F_OFFSET, F_ORIGIN, F_SCALE, F_VOXEL,
-                     FORMAT_FLOAT32, FORMAT_UINT16, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET, I_FORMAT, I_RES,
-                     I_SLOPES_OFFSET, I_SLOT_OFFSET, INV_BRICK, SAMPLES_PER_BRICK)
+from ..geometry.primitives import primitive_phi3
+from .layout import (B_EXACT_GAP, BRICK, BRICK_BOUNDS, BRICK_SAMPLES, BRICK_SHIFT, F_INV_VOXEL, F_OFFSET, F_ORIGIN,
+                     F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_FLOAT32, FORMAT_UINT16, I_ATLAS_OFFSET, I_BRICKS,
+                     I_COARSE_OFFSET, I_FORMAT, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET, INV_BRICK,
+                     SAMPLES_PER_BRICK)
 
 
-@device_fn
+@device_fn(inline=True)
 def _fine_value(fmt, idx, scale, offset, sdf):
     if fmt == FORMAT_UINT16:
         return offset + scale * float(sdf.atlas_u16[idx])
@@ -24,7 +26,7 @@ def _fine_value(fmt, idx, scale, offset, sdf):
     return offset + scale * float(sdf.atlas_u8[idx])
 
 
-@device_fn
+@device_fn(inline=True)
 def _corner_values(values, base, sy, sz):
     """The 8 corners of the cell whose lowest sample is values[base], in rows of ``sy`` and layers
     of ``sz`` samples: (v000, v100, v010, v110, v001, v101, v011, v111)."""
@@ -33,14 +35,14 @@ def _corner_values(values, base, sy, sz):
             float(values[base + sz + sy + 1]))
 
 
-@device_fn
+@device_fn(inline=True)
 def _dequantized(c, scale, offset):
     """Stored integer corners ``c`` (8) as distances: offset + scale · q."""
     return (offset + scale * c[0], offset + scale * c[1], offset + scale * c[2], offset + scale * c[3],
             offset + scale * c[4], offset + scale * c[5], offset + scale * c[6], offset + scale * c[7])
 
 
-@device_fn
+@device_fn(inline=True)
 def _cell_corners(s, ix, iy, iz, sdf, fine_cell):
     """The 8 corner values of a cell. Returns (v000, v100, v010, v110, v001, v101, v011, v111).
 
@@ -66,7 +68,7 @@ def _cell_corners(s, ix, iy, iz, sdf, fine_cell):
     return _corner_values(sdf.coarse, base, cx, cx * cy)
 
 
-@device_fn
+@device_fn(inline=True)
 def _locate(s, x, y, z, sdf):
     """Clamp a local point into the box and find its cell.
 
@@ -109,7 +111,7 @@ def _locate(s, x, y, z, sdf):
     return bx, by, bz, -1, ux * INV_BRICK, uy * INV_BRICK, uz * INV_BRICK, float(BRICK), ox, oy, oz
 
 
-@device_fn
+@device_fn(inline=True)
 def _trilerp_steps(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz):
     """The partial blends of trilinear interpolation: (a, b, c, d) along x, (e, f) along y;
     the value is ``e + (f − e)·tz`` and the partial sums give the gradient."""
@@ -120,14 +122,14 @@ def _trilerp_steps(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz):
     return a, b, c, d, a + (b - a) * ty, c + (d - c) * ty
 
 
-@device_fn
+@device_fn(inline=True)
 def trilerp(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz):
     """Trilinear interpolation of a cell's corners at fractions (tx, ty, tz)."""
     a, b, c, d, e, f = _trilerp_steps(v000, v100, v010, v110, v001, v101, v011, v111, tx, ty, tz)
     return e + (f - e) * tz
 
 
-@device_fn
+@device_fn(inline=True)
 def sdf_phi(s, x, y, z, sdf):
     """φ of packed shape ``s`` at local point (x, y, z)."""
     ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, sdf)
@@ -138,7 +140,7 @@ def sdf_phi(s, x, y, z, sdf):
     return phi
 
 
-@device_fn
+@device_fn(inline=True)
 def sdf_phi_reuse(s, x, y, z, sdf, key_slot, key_x, key_y, key_z, v000, v100, v010, v110, v001, v101, v011, v111):
     """:func:`sdf_phi` for a run of nearby points: the corner values of the previous point's cell
     (and its key: slot, cell indices) are passed in and reused when the cell is the same.
@@ -155,7 +157,7 @@ def sdf_phi_reuse(s, x, y, z, sdf, key_slot, key_x, key_y, key_z, v000, v100, v0
     return phi, slot, ix, iy, iz, v000, v100, v010, v110, v001, v101, v011, v111
 
 
-@device_fn
+@device_fn(inline=True)
 def sdf_grid_brick(s, i, j, k, sdf):
     """The brick holding grid sample (i, j, k) and what reading its samples needs:
     (slot, lx, ly, lz, c000, …, c111) with (lx, ly, lz) the sample within the brick (0..BRICK)
@@ -174,7 +176,7 @@ def sdf_grid_brick(s, i, j, k, sdf):
     return slot, i - BRICK * bx, j - BRICK * by, k - BRICK * bz, c000, c100, c010, c110, c001, c101, c011, c111
 
 
-@device_fn
+@device_fn(inline=True)
 def sdf_grid_brick_value(s, slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111, sdf):
     """φ at sample (lx, ly, lz) (0..BRICK) of the brick described by :func:`sdf_grid_brick`."""
     if slot >= 0:
@@ -184,7 +186,7 @@ def sdf_grid_brick_value(s, slot, lx, ly, lz, c000, c100, c010, c110, c001, c101
     return trilerp(c000, c100, c010, c110, c001, c101, c011, c111, lx * INV_BRICK, ly * INV_BRICK, lz * INV_BRICK)
 
 
-@device_fn
+@device_fn(inline=True)
 def sdf_phi_grad(s, x, y, z, sdf):
     """φ and ∇φ of packed shape ``s`` at local point (x, y, z): (phi, gx, gy, gz)."""
     ix, iy, iz, slot, tx, ty, tz, cell, ox, oy, oz = _locate(s, x, y, z, sdf)
@@ -214,14 +216,14 @@ def sdf_phi_grad(s, x, y, z, sdf):
     return phi, gx, gy, gz
 
 
-@device_fn
+@device_fn(inline=True)
 def sdf_grid_phi(s, ix, iy, iz, sdf):
     """φ of packed shape ``s`` at its grid sample (ix, iy, iz), 0 <= i <= n."""
     slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111 = sdf_grid_brick(s, ix, iy, iz, sdf)
     return sdf_grid_brick_value(s, slot, lx, ly, lz, c000, c100, c010, c110, c001, c101, c011, c111, sdf)
 
 
-@device_fn
+@device_fn(inline=True)
 def _brick_range(g, r, nb):
     """The bricks ``b0 .. b1`` (clamped into 0 .. nb−1) that grid interval g ± r overlaps."""
     b0 = min(max(int(math.floor((g - r) * INV_BRICK)), 0), nb - 1)
@@ -229,14 +231,16 @@ def _brick_range(g, r, nb):
     return b0, b1
 
 
-@device_fn
+@device_fn(inline=True)
 def sdf_slopes(s, x, y, z, reach, sdf):
     """Bounds (gx, gy, gz) on |∂φ/∂x_i| of packed shape ``s`` over the cube of half edge
-    ``reach`` around local (x, y, z): the largest bounds of the bricks it overlaps.
+    ``reach`` around local (x, y, z): the largest bounds of the bricks it overlaps; and the largest
+    exact-to-stored gap of those bricks (:data:`~hydro.sdf.layout.B_EXACT_GAP`): (gx, gy, gz, gap).
 
     Outside the box the returned field adds the distance to the box, whose slopes are at most
     1; every slope of interpolated distance samples is at most 1 (plus rounding), which also
-    serves when the cube would span too many bricks to visit.
+    serves when the cube would span too many bricks to visit (the gap is then the Lipschitz
+    bound of the cube, twice its half diagonal).
     """
     pf = sdf.params_f
     pi = sdf.params_i
@@ -247,7 +251,7 @@ def sdf_slopes(s, x, y, z, reach, sdf):
     gy = (y - pf[s, F_ORIGIN + 1]) / h
     gz = (z - pf[s, F_ORIGIN + 2]) / h
     if r > BRICK:
-        return fallback, fallback, fallback
+        return fallback, fallback, fallback, 4.0 * reach
     nx = pi[s, I_RES]
     ny = pi[s, I_RES + 1]
     nz = pi[s, I_RES + 2]
@@ -261,26 +265,29 @@ def sdf_slopes(s, x, y, z, reach, sdf):
     sx = 0.0
     sy = 0.0
     sz = 0.0
+    gap = 0.0
     base = pi[s, I_SLOPES_OFFSET]
     coarse = sdf.coarse
     for bz in range(z0, z1 + 1):
         for by in range(y0, y1 + 1):
             for bx in range(x0, x1 + 1):
-                k = base + 3 * ((bz * nby + by) * nbx + bx)
+                k = base + BRICK_BOUNDS * ((bz * nby + by) * nbx + bx)
                 sx = max(sx, float(coarse[k]))
                 sy = max(sy, float(coarse[k + 1]))
                 sz = max(sz, float(coarse[k + 2]))
+                gap = max(gap, float(coarse[k + B_EXACT_GAP]))
     if leaves:
         sx = max(sx, 1.0)
         sy = max(sy, 1.0)
         sz = max(sz, 1.0)
-    return sx, sy, sz
+    return sx, sy, sz, gap
 
 
-@device_fn
+@device_fn(inline=True)
 def sdf_brick_slopes(s, x, y, z, sdf):
-    """Bounds (gx, gy, gz) on |∂φ/∂x_i| over the brick holding local (x, y, z), inside the box:
-    valid for any region inside that brick (a cell of the shape's own grid)."""
+    """Bounds (gx, gy, gz) on |∂φ/∂x_i| over the brick holding local (x, y, z), inside the box,
+    and the brick's exact-to-stored gap: (gx, gy, gz, gap), valid for any region inside that
+    brick (a cell of the shape's own grid)."""
     pf = sdf.params_f
     pi = sdf.params_i
     h = pf[s, F_VOXEL]
@@ -289,8 +296,21 @@ def sdf_brick_slopes(s, x, y, z, sdf):
     bx = min(int((x - pf[s, F_ORIGIN]) / h) >> BRICK_SHIFT, nbx - 1)
     by = min(int((y - pf[s, F_ORIGIN + 1]) / h) >> BRICK_SHIFT, nby - 1)
     bz = min(int((z - pf[s, F_ORIGIN + 2]) / h) >> BRICK_SHIFT, pi[s, I_BRICKS + 2] - 1)
-    k = pi[s, I_SLOPES_OFFSET] + 3 * ((bz * nby + by) * nbx + bx)
-    return float(sdf.coarse[k]), float(sdf.coarse[k + 1]), float(sdf.coarse[k + 2])
+    k = pi[s, I_SLOPES_OFFSET] + BRICK_BOUNDS * ((bz * nby + by) * nbx + bx)
+    return (float(sdf.coarse[k]), float(sdf.coarse[k + 1]), float(sdf.coarse[k + 2]),
+            float(sdf.coarse[k + B_EXACT_GAP]))
+
+
+@device_fn(inline=True)
+def field_phi(s, x, y, z, sdf, exact):
+    """φ of packed shape ``s`` at local (x, y, z) as the pipeline evaluates it: the primitive's
+    exact distance when ``exact`` is true and the shape is a primitive (a call that passes only
+    scalars), else the stored field (:func:`sdf_phi`)."""
+    kind = sdf.params_i[s, I_PRIMITIVE]
+    if exact and kind >= 0:
+        pf = sdf.params_f
+        return primitive_phi3(kind, pf[s, F_PRIMITIVE], pf[s, F_PRIMITIVE + 1], pf[s, F_PRIMITIVE + 2], x, y, z)
+    return sdf_phi(s, x, y, z, sdf)
 
 
 # --------------------------------------------------------------------------------------------

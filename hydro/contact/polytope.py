@@ -1,0 +1,223 @@
+"""Stage 4b — flat patches of box pairs as polygons, exactly, at a cost that does not grow with
+the patch.
+
+Inside a box its distance is the largest of its six face planes' signed distances, a
+piecewise-linear field: the region where face i is the largest is a convex polyhedron, and
+there φ is that face's plane. For two boxes A and B (both hydroelastic, no contact margins, so
+the overlap lies inside both), every piece of the patch lies on one plane per pair of faces
+(i of A, j of B): where kA·a_i = kB·b_j, with a_i, b_j the two planes' signed distances. The
+piece is that plane clipped to the region where a_i and b_j are the largest of their box's
+planes and to the band s = a_i + b_j <= gap — a convex polygon. Its fan triangles go through
+the same contact math as marching cubes' triangles (:func:`~hydro.contact.contacts.triangle_contact`);
+both fields are linear on them, so area, force, the centre of pressure and the depth are exact.
+
+A 0.1 m box resting on a ground makes 5 polygons (the face and four 45° rim bands), where marching
+cubes at 64³ makes about 7,000 triangles. Pair setup sends a pair here (route
+:data:`~hydro.contact.pair_setup.ROUTE_POLYTOPE`) when both shapes are boxes evaluated exactly, the
+interface is continuous and neither shape has a contact margin (a margin puts part of the overlap
+outside a box, where its distance near edges is not a plane); every other pair goes through
+refinement and marching cubes. With a contact gap, speculative contacts outside the overlap take
+the planes as the field there too (the true distance is larger near edges and corners).
+
+Clipping uses two rows of 16 vertices per pair in a scratch buffer (``POLYGON_SCRATCH`` floats).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..backend import device_fn, kernel, lower_bound
+from ..sdf.layout import F_PRIMITIVE
+from .contacts import emit_triangle, triangle_is_contact
+from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_R_AB, PF_T_AB, PF_VOXEL_B, PI_ROUTE, PI_SDF_A, PI_SDF_B,
+                         ROUTE_POLYTOPE)
+
+MAX_POLYGON = 16  # vertices of a clipped polygon: 4 + one per clip (11 clips)
+POLYGON_SCRATCH = 2 * 3 * MAX_POLYGON  # two ping-pong rows of (x, y, z) per vertex
+BOX_FACES = 6
+
+
+@device_fn(inline=True)
+def box_face_plane(pair_f, p, sdf, s, side, face):
+    """Face ``face`` (axis face >> 1, outward sign + for even faces) of box SDF ``s`` as a plane in
+    B's frame: (nx, ny, nz, c) with the face's signed distance n·x + c. ``side`` 0: the box is
+    shape A (seen through the pair transform), 1: shape B."""
+    axis = face >> 1
+    sign = 1.0 if (face & 1) == 0 else -1.0
+    half = sdf.params_f[s, F_PRIMITIVE + axis]
+    if side == 1:
+        nx = sign if axis == 0 else 0.0
+        ny = sign if axis == 1 else 0.0
+        nz = sign if axis == 2 else 0.0
+        return nx, ny, nz, -half
+    # A-local coordinate ``axis`` of a B-local point x is R_AB[axis, :]·x + t_AB[axis]
+    r = PF_R_AB + 3 * axis
+    return (sign * pair_f[p, r], sign * pair_f[p, r + 1], sign * pair_f[p, r + 2],
+            sign * pair_f[p, PF_T_AB + axis] - half)
+
+
+@device_fn(inline=True)
+def _clip(scratch, p, src, n, dst, nx, ny, nz, c):
+    """Clip the convex polygon of ``n`` vertices in row ``src`` of ``scratch[p]`` to the half
+    space n·x + c <= 0 into row ``dst``; the number of vertices kept."""
+    m = 0
+    if n == 0:
+        return 0
+    base_s = src * 3 * MAX_POLYGON
+    base_d = dst * 3 * MAX_POLYGON
+    k = n - 1
+    px = scratch[p, base_s + 3 * k]
+    py = scratch[p, base_s + 3 * k + 1]
+    pz = scratch[p, base_s + 3 * k + 2]
+    gp = nx * px + ny * py + nz * pz + c
+    for v in range(n):
+        qx = scratch[p, base_s + 3 * v]
+        qy = scratch[p, base_s + 3 * v + 1]
+        qz = scratch[p, base_s + 3 * v + 2]
+        gq = nx * qx + ny * qy + nz * qz + c
+        if (gp <= 0.0) != (gq <= 0.0) and m < MAX_POLYGON:  # the edge p -> q crosses: its crossing
+            t = gp / (gp - gq)
+            scratch[p, base_d + 3 * m] = px + t * (qx - px)
+            scratch[p, base_d + 3 * m + 1] = py + t * (qy - py)
+            scratch[p, base_d + 3 * m + 2] = pz + t * (qz - pz)
+            m += 1
+        if gq <= 0.0 and m < MAX_POLYGON:
+            scratch[p, base_d + 3 * m] = qx
+            scratch[p, base_d + 3 * m + 1] = qy
+            scratch[p, base_d + 3 * m + 2] = qz
+            m += 1
+        px = qx
+        py = qy
+        pz = qz
+        gp = gq
+    return m
+
+
+@device_fn(inline=False)
+def _face_polygon(pair_f, p, sdf, sa, sb, i, j, ka, kb, gap, reach, scratch):
+    """The polygon of faces (i of A, j of B) in row 0 or 1 of ``scratch[p]``: (row, vertex count,
+    plane normal, and the two planes), count 0 when the faces share no piece of the patch."""
+    anx, any_, anz, ac = box_face_plane(pair_f, p, sdf, sa, 0, i)
+    bnx, bny, bnz, bc = box_face_plane(pair_f, p, sdf, sb, 1, j)
+    # the interface plane kA·a_i − kB·b_j = 0, normal along increasing f (from A toward B)
+    nx = ka * anx - kb * bnx
+    ny = ka * any_ - kb * bny
+    nz = ka * anz - kb * bnz
+    c = ka * ac - kb * bc
+    nn = nx * nx + ny * ny + nz * nz
+    if nn <= 1e-18 * (ka + kb) * (ka + kb):  # parallel faces of equal pressure: no surface
+        return 0, 0, nx, ny, nz, anx, any_, anz, ac, bnx, bny, bnz, bc
+    inv = 1.0 / math.sqrt(nn)
+    ux, uy, uz = nx * inv, ny * inv, nz * inv
+    # a square on the plane around B's centre projected onto it, large enough to hold the piece
+    ox = -c * inv * ux
+    oy = -c * inv * uy
+    oz = -c * inv * uz
+    if abs(ux) < 0.57735:
+        ex, ey, ez = 0.0, uz, -uy
+    elif abs(uy) < 0.57735:
+        ex, ey, ez = -uz, 0.0, ux
+    else:
+        ex, ey, ez = uy, -ux, 0.0
+    el = 1.0 / math.sqrt(ex * ex + ey * ey + ez * ez)
+    ex, ey, ez = ex * el, ey * el, ez * el
+    fx = uy * ez - uz * ey
+    fy = uz * ex - ux * ez
+    fz = ux * ey - uy * ex
+    for v in range(4):
+        su = reach if (v == 1 or v == 2) else -reach
+        sv = reach if v >= 2 else -reach
+        scratch[p, 3 * v] = ox + su * ex + sv * fx
+        scratch[p, 3 * v + 1] = oy + su * ey + sv * fy
+        scratch[p, 3 * v + 2] = oz + su * ez + sv * fz
+    n = 4
+    row = 0
+    # face i is A's largest plane: a_k − a_i <= 0 for every other face k; likewise j for B
+    for k in range(BOX_FACES):
+        if k != i and n > 0:
+            kx, ky, kz, kc = box_face_plane(pair_f, p, sdf, sa, 0, k)
+            n = _clip(scratch, p, row, n, 1 - row, kx - anx, ky - any_, kz - anz, kc - ac)
+            row = 1 - row
+    for k in range(BOX_FACES):
+        if k != j and n > 0:
+            kx, ky, kz, kc = box_face_plane(pair_f, p, sdf, sb, 1, k)
+            n = _clip(scratch, p, row, n, 1 - row, kx - bnx, ky - bny, kz - bnz, kc - bc)
+            row = 1 - row
+    if n > 0:  # within the band s = a_i + b_j <= gap
+        n = _clip(scratch, p, row, n, 1 - row, anx + bnx, any_ + bny, anz + bnz, ac + bc - gap)
+        row = 1 - row
+    return row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc
+
+
+@device_fn(inline=True)
+def _vertex(scratch, p, row, v):
+    base = row * 3 * MAX_POLYGON + 3 * v
+    return scratch[p, base], scratch[p, base + 1], scratch[p, base + 2]
+
+
+# Model: pairs (PairView), sdf (SDFView); Data in/out: scratch (POLYGON_SCRATCH per pair)
+# Data in: block_pair, block_count, block_offsets (stage 4's contacts, to place these after them)
+# Data out: counts (count pass) / contact_f, contact_i, and when asked triangle_f (scatter pass, at
+# offsets[p] + the marching-cubes contacts of pairs <= p, below capacity)
+@device_fn
+def _polytope_item(p, write, pairs, sdf, scratch, block_pair, block_count, block_offsets, counts, offsets, contact_f,
+                   contact_i, triangle_f, capacity):
+    if pairs.i[p, PI_ROUTE] != ROUTE_POLYTOPE:
+        if not write:
+            counts[p] = 0
+        return
+    if write and counts[p] == 0:
+        return
+    pair_f = pairs.f
+    sa = pairs.i[p, PI_SDF_A]
+    sb = pairs.i[p, PI_SDF_B]
+    ka = pair_f[p, PF_KA]
+    kb = pair_f[p, PF_KB]
+    keff = pair_f[p, PF_KEFF]
+    gap = pair_f[p, PF_GAP]
+    h = pair_f[p, PF_VOXEL_B]
+    # half the square's edge: on the plane kB·b_j and kA·a_i agree in sign, so s <= gap puts the
+    # piece inside B's box grown by the gap, within twice its half-extents' L1 norm of the point
+    # where the square is centred (B's centre projected on the plane)
+    reach = 6.0 * gap
+    for k in range(3):
+        reach += 2.0 * sdf.params_f[sb, F_PRIMITIVE + k]
+    o = 0
+    if write:
+        o = offsets[p] + block_offsets[lower_bound(block_pair, block_count, p + 1)]
+    n_out = 0
+    for i in range(BOX_FACES):
+        for j in range(BOX_FACES):
+            row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc = _face_polygon(
+                pair_f, p, sdf, sa, sb, i, j, ka, kb, gap, reach, scratch)
+            if n < 3:
+                continue
+            # fan from vertex 0, wound so the triangles' normals point along the plane's (A -> B)
+            x0, y0, z0 = _vertex(scratch, p, row, 0)
+            ea0 = anx * x0 + any_ * y0 + anz * z0 + ac
+            eb0 = bnx * x0 + bny * y0 + bnz * z0 + bc
+            for t in range(1, n - 1):
+                x1, y1, z1 = _vertex(scratch, p, row, t)
+                x2, y2, z2 = _vertex(scratch, p, row, t + 1)
+                cx = (y1 - y0) * (z2 - z0) - (z1 - z0) * (y2 - y0)
+                cy = (z1 - z0) * (x2 - x0) - (x1 - x0) * (z2 - z0)
+                cz = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0)
+                if cx * ux + cy * uy + cz * uz < 0.0:
+                    x1, y1, z1, x2, y2, z2 = x2, y2, z2, x1, y1, z1
+                ea1 = anx * x1 + any_ * y1 + anz * z1 + ac
+                eb1 = bnx * x1 + bny * y1 + bnz * z1 + bc
+                ea2 = anx * x2 + any_ * y2 + anz * z2 + ac
+                eb2 = bnx * x2 + bny * y2 + bnz * z2 + bc
+                if not triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0 + eb0, ea1 + eb1, ea2 + eb2, gap,
+                                           h):
+                    continue
+                if write and o < capacity:
+                    emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1, y1, z1, x2, y2, z2,
+                                  ea0, ea1, ea2, eb0, eb1, eb2, kb, keff, False, 0.0, 0.0)
+                o += 1
+                n_out += 1
+    if not write:
+        counts[p] = n_out
+
+
+POLYTOPE_CONTACTS = kernel("polytope_contacts", _polytope_item, serial_below=64)
