@@ -18,9 +18,12 @@ def exercise_all_kernels(device):
     pack.sample_grad(ids, pts, device=device)
     pack.grid_values(1, (0, 0, 0), (3, 2, 1), device=device)
 
-    m = shapes([Box((0.3, 0.3, 0.1)), Sphere(0.05)], resolution=16)
-    poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045))])
-    HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=True), device=device).collide(poses)
+    # the staged path (every launch through Device.launch, where signatures are recorded); a sphere
+    # (marching cubes) and a box (polygons, stage 4b) on a box
+    m = shapes([Box((0.3, 0.3, 0.1)), Sphere(0.05), Box((0.04, 0.04, 0.04))], resolution=16)
+    poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045)), pose((0.1, 0, 0.019))])
+    HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=True), device=device,
+                         stage_timings=True).collide(poses)
 
     from hydro.contact.point_pipeline import PointContactPipeline
     from point_util import every_handler_scene

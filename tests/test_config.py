@@ -46,6 +46,11 @@ def test_the_documented_fields_exist_with_their_defaults():
     ("block_capacity", True),
     ("max_contacts_per_pair", 4),
     ("overflow", "explode"),
+    ("polygon_cells", 0),
+    ("polygon_cells", 65),
+    ("polygon_cells", 2.0),
+    ("flat_polygons", 1),
+    ("exact_primitives", "no"),
 ])
 def test_bad_values_raise_naming_the_field(field, value):
     with pytest.raises(ValueError, match=rf"HydroelasticConfig\.{field}"):

@@ -33,21 +33,24 @@ def totals(contacts):
 # ---------------------------------------------------------------------------------------------
 # Closed forms (../shared/reference/analytic.md)
 
-SPHERE_ON_BOX = [(0.005, 3.82882e-6, 3.0826e-3, -0.001665, 0.03),
-                 (0.010, 1.49226e-5, 6.0469e-3, -0.003326, 0.02),
-                 (0.020, 5.65487e-5, 1.16183e-2, -0.006637, 0.01)]
+# (d, V, A, CoP z, force tolerance, area tolerance): at 64³ (h = 3.57 mm) the force is within
+# −0.11 / −0.05 / −0.03 % and the area within −0.46 / −0.21 / −0.11 % (issue 17; Drake at the same
+# h: −0.41 % at 5 mm)
+SPHERE_ON_BOX = [(0.005, 3.82882e-6, 3.0826e-3, -0.001665, 0.003, 0.008),
+                 (0.010, 1.49226e-5, 6.0469e-3, -0.003326, 0.0015, 0.004),
+                 (0.020, 5.65487e-5, 1.16183e-2, -0.006637, 0.001, 0.002)]
 
 
-@pytest.mark.parametrize("d, V, A, cop_z, tol", SPHERE_ON_BOX)
-def test_sphere_on_box_matches_the_closed_form(d, V, A, cop_z, tol):
+@pytest.mark.parametrize("d, V, A, cop_z, tol, area_tol", SPHERE_ON_BOX)
+def test_sphere_on_box_matches_the_closed_form(d, V, A, cop_z, tol, area_tol):
     m, poses = sphere_on_box(d)
     res = HydroelasticPipeline(m, NO_REDUCE).collide(poses)
     f, cop, area = totals(res.contacts)
     h = m.sdfs[m.shape_sdf[1]].voxel_size
     assert abs(f[2] / (K * V) - 1) < tol, f"force {f[2]:.6g} vs {K * V:.6g}"
-    assert abs(area / A - 1) < 0.05
-    assert np.hypot(cop[0], cop[1]) < h / 5
-    assert abs(cop[2] - cop_z) < h / 5
+    assert abs(area / A - 1) < area_tol
+    assert np.hypot(cop[0], cop[1]) < h / 100
+    assert abs(cop[2] - cop_z) < h / 50
     assert np.hypot(f[0], f[1]) < 0.01 * f[2]
     # the force on B (the sphere, the finer grid) points up, out of the box
     assert np.all(res.contacts.shape_b == 1)
@@ -57,33 +60,45 @@ def test_sphere_on_box_matches_the_closed_form(d, V, A, cop_z, tol):
 CUBE_ON_BOX = [(0.002, 9.80133e-6, 1.0164e-2), (0.005, 2.37708e-5, 1.0404e-2), (0.010, 4.51667e-5, 1.0787e-2)]
 
 
+def _cube_patch_area(s, d):
+    """Equal stiffnesses: the mid-plane square inset by d/2 on each side, and the 45° bands
+    between it and the cube's rim (their projection is the frame between the two squares)."""
+    return (s - d) ** 2 + math.sqrt(2.0) * (s * s - (s - d) ** 2)
+
+
 @pytest.mark.parametrize("d, V, A", CUBE_ON_BOX)
 def test_cube_on_box_matches_the_closed_form(d, V, A):
     s = 0.1
     m = shapes([Box((0.4, 0.4, 0.2)), Box((s, s, s))], stiffness=K)
     res = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, -0.1)), pose((0, 0, s / 2 - d))]))
     f, cop, area = totals(res.contacts)
-    h = m.sdfs[m.shape_sdf[1]].voxel_size
-    assert abs(f[2] / (K * V) - 1) < 0.02
-    assert abs(area / A - 1) < 0.05
-    assert np.hypot(cop[0], cop[1]) < h / 5
-    assert np.hypot(f[0], f[1]) < 0.01 * f[2]
+    # two boxes: exact polygons (stage 4b), so the closed form to round-off (float32 columns)
+    assert abs(f[2] / (K * V) - 1) < 1e-5
+    assert abs(A / _cube_patch_area(s, d) - 1) < 5e-5  # the table's five digits
+    assert abs(area / _cube_patch_area(s, d) - 1) < 1e-6
+    assert np.hypot(cop[0], cop[1]) < 1e-9
+    assert np.hypot(f[0], f[1]) < 1e-6 * f[2]
+    # a handful of polygons, the face cut into 2·6² triangles (polygon_cells) and the rim bands
+    # into a few, not one per voxel
+    assert len(res.contacts) < 200
 
 
-TWO_SPHERES = [(0.005, 1.93077e-6, 1.55116e-3, 0.03), (0.010, 7.59218e-6, 3.06305e-3, 0.02),
-               (0.020, 2.93215e-5, 5.96903e-3, 0.01)]
+# at 64³: force −0.29 / −0.10 / −0.03 %, area −0.79 / −0.44 / −0.20 % (Drake at the same h: −0.80 %
+# at 5 mm)
+TWO_SPHERES = [(0.005, 1.93077e-6, 1.55116e-3, 0.005, 0.012), (0.010, 7.59218e-6, 3.06305e-3, 0.002, 0.007),
+               (0.020, 2.93215e-5, 5.96903e-3, 0.001, 0.004)]
 
 
-@pytest.mark.parametrize("d, V, A, tol", TWO_SPHERES)
-def test_two_spheres_match_the_closed_form(d, V, A, tol):
+@pytest.mark.parametrize("d, V, A, tol, area_tol", TWO_SPHERES)
+def test_two_spheres_match_the_closed_form(d, V, A, tol, area_tol):
     R = 0.1
     m = shapes([Sphere(R), Sphere(R)], stiffness=K)
     res = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, 0)), pose((0, 0, 2 * R - d))]))
     f, cop, area = totals(res.contacts)
     h = m.sdfs[0].voxel_size
     assert abs(f[2] / (K * V) - 1) < tol
-    assert abs(area / A - 1) < 0.05
-    np.testing.assert_allclose(cop, [0, 0, R - d / 2], atol=h / 5)
+    assert abs(area / A - 1) < area_tol
+    np.testing.assert_allclose(cop, [0, 0, R - d / 2], atol=h / 100)
     assert np.hypot(f[0], f[1]) < 0.01 * f[2]
 
 
@@ -97,7 +112,7 @@ def test_unequal_stiffness_moves_the_patch_toward_the_stiffer_surface():
         f, _, _ = totals(c)
         keff = ks * kb / (ks + kb)
         expect = keff * math.pi * d * d * (R - d * (ks + 2 * kb) / (3 * (ks + kb)))
-        assert abs(f[2] / expect - 1) < 0.02, ratio
+        assert abs(f[2] / expect - 1) < 0.002, ratio  # −0.03 … −0.06 % at 64³
         # the patch's lowest point: -d·ks/(ks+kb) (the sphere's bottom sits at z = -d)
         z_low = c.point[:, 2].min()
         h = m.sdfs[m.shape_sdf[1]].voxel_size

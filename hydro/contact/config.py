@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+import numpy as np
+
 INTERFACES = ("continuous", "switched")
 OVERFLOW_POLICIES = ("raise", "warn", "ignore")
 
@@ -65,11 +67,18 @@ class HydroelasticConfig:
     """Where both fields are planes — two boxes without contact margins, evaluated exactly — build
     the patch as a few exact polygons (hydro/contact/polytope.py) instead of marching cubes: exact,
     and at a cost that does not grow with the patch."""
+    polygon_cells: int = 6
+    """Box-pair polygons are cut into triangles about the smaller box's shortest edge / this (a
+    face: ~2·polygon_cells² triangles, before reduction): exact either way; spread over the face,
+    the contacts resist tilting in a solver that linearises them. 1 to 64."""
 
     def __post_init__(self):
         for name in ("enabled", "reduce_contacts", "deep_overlap_fallback", "exact_primitives", "flat_polygons"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"HydroelasticConfig.{name} must be True or False, got {getattr(self, name)!r}")
+        n = self.polygon_cells
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 64:
+            raise ValueError(f"HydroelasticConfig.polygon_cells must be an integer in [1, 64], got {n!r}")
         c = self.mc_edge_clamp_min
         if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or not 0.0 <= c < 0.5:
             raise ValueError(f"HydroelasticConfig.mc_edge_clamp_min must be a number in [0, 0.5), got {c!r}")

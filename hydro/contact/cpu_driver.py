@@ -109,15 +109,15 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
         counts are in ``status``.
 
         ``shapes``: (sdf, stiffness, margin, gap, env) per shape; ``settings``: (exact, polygons,
-        interface, clamp, reduce, budget, triangles); ``ws``: (aabb, rot, center, half, order,
-        sweep_counts, sweep_offsets, pair_a, pair_b, pair_counts, pair_offsets, polygon_scratch,
+        interface, clamp, reduce, budget, triangles, polygon_cells); ``ws``: (aabb, rot, center, half,
+        order, sweep_counts, sweep_offsets, pair_a, pair_b, pair_counts, pair_offsets, polygon_scratch,
         polygon_counts, polygon_offsets); ``cells``: (flags, offsets, masks, pair0, ijk0, pair1,
         ijk1); ``blocks``: (pair, ijk, corners, counts, offsets); ``contacts``: (contact_f,
         contact_i, triangle_f); ``reduction``: (groups, slot_f, slot_i, counts, offsets, out_f,
         out_i).
         """
         shape_sdf, stiffness, margin, gap, env = shapes
-        exact, polygons, interface, clamp, reduce, budget, triangles = settings
+        exact, polygons, interface, clamp, reduce, budget, triangles, polygon_cells = settings
         (aabb, rot, center, half, order, sweep_counts, sweep_offsets, pair_a, pair_b, pair_counts, pair_offsets,
          polygon_scratch, polygon_counts, polygon_offsets) = ws
         flags, cell_offsets, masks, pair0, ijk0, pair1, ijk1 = cells
@@ -213,8 +213,8 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
         n_mc = cpu_exclusive_scan(block_counts, block_offsets, n_blocks)
         n_poly = 0
         if with_polygons and polygons and n_pairs > 0:
-            polytope(n_pairs, (no, pairs, sdf, polygon_scratch, block_pair, n_blocks, block_offsets, polygon_counts,
-                               polygon_offsets, contact_f, contact_i, triangle_f, zero))
+            polytope(n_pairs, (no, pairs, sdf, polygon_scratch, polygon_cells, block_pair, n_blocks, block_offsets,
+                               polygon_counts, polygon_offsets, contact_f, contact_i, triangle_f, zero))
             n_poly = cpu_exclusive_scan(polygon_counts, polygon_offsets, n_pairs)
         total = n_mc + n_poly
         if not _fits(status, SET_CONTACTS, capacities[SET_CONTACTS], explicit[SET_CONTACTS], total):
@@ -222,8 +222,8 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
         capacity = capacities[SET_CONTACTS]
         march(n_blocks, (yes,) + mc + (contact_f, contact_i, triangle_f, capacity))
         if with_polygons and polygons and n_pairs > 0:
-            polytope(n_pairs, (yes, pairs, sdf, polygon_scratch, block_pair, n_blocks, block_offsets, polygon_counts,
-                               polygon_offsets, contact_f, contact_i, triangle_f, capacity))
+            polytope(n_pairs, (yes, pairs, sdf, polygon_scratch, polygon_cells, block_pair, n_blocks, block_offsets,
+                               polygon_counts, polygon_offsets, contact_f, contact_i, triangle_f, capacity))
         n_tri = min(total, capacity)
         status[S_TRIANGLES] = n_mc
         status[S_POLYGON_TRIANGLES] = n_poly

@@ -202,7 +202,7 @@ class HydroelasticPipeline:
         red = ws.reduction
         settings = (bool(cfg.exact_primitives), self.polygons, interface_code(cfg.interface),
                     float(cfg.mc_edge_clamp_min), bool(cfg.reduce_contacts), int(cfg.max_contacts_per_pair),
-                    bool(triangles))
+                    bool(triangles), float(cfg.polygon_cells))
         args = (self.box_lo, self.box_hi, self.shape_pad, self.hydro_shapes, self._shape_arrays, self.pair_filter,
                 self.sdf_view, PairView(ws.pair_f.array, ws.pair_i.array), settings, capacities, explicit,
                 (uploads["aabb"], uploads["rot"], uploads["center"], uploads["half"], uploads["order"],
@@ -347,8 +347,9 @@ class HydroelasticPipeline:
         n_mc = dev.exclusive_scan(ws.block_counts.array, ws.block_offsets.array, n_blocks)
         n_poly = 0
         if polygons:
-            poly_inputs = (self._pair_view, self.sdf_view, ws.polygon_scratch.array, ws.block_pair.array, n_blocks,
-                           ws.block_offsets.array, ws.polygon_counts.array, ws.polygon_offsets.array)
+            poly_inputs = (self._pair_view, self.sdf_view, ws.polygon_scratch.array, float(self.config.polygon_cells),
+                           ws.block_pair.array, n_blocks, ws.block_offsets.array, ws.polygon_counts.array,
+                           ws.polygon_offsets.array)
             dev.launch(POLYTOPE_CONTACTS, n_pairs, False, *poly_inputs, *out_arrays, 0)
             n_poly = dev.exclusive_scan(ws.polygon_counts.array, ws.polygon_offsets.array, n_pairs)
         total = n_mc + n_poly

@@ -10,9 +10,15 @@ piece is that plane clipped to the region where a_i and b_j are the largest of t
 planes and to the band s = a_i + b_j <= gap — a convex polygon. Its fan triangles go through
 the same contact math as marching cubes' triangles (:func:`~hydro.contact.contacts.triangle_contact`);
 both fields are linear on them, so area, force, the centre of pressure and the depth are exact.
+Each fan triangle is cut into m² equal triangles, m = ⌈√(2·area) / ℓ⌉ (at most 8), ℓ the smaller
+box's shortest edge over ``HydroelasticConfig.polygon_cells``: the force and torque are exact
+either way, but a solver that linearises the contacts (stiffness at fixed points) needs them
+spread over the face to resist tilting — a face as two triangles resists no rotation about their
+shared diagonal, and a box rocks on it. The thin rim bands stay whole.
 
-A 0.1 m box resting on a ground makes 5 polygons (the face and four 45° rim bands), where marching
-cubes at 64³ makes about 7,000 triangles. Pair setup sends a pair here (route
+A 0.1 m box resting on a ground makes 5 polygons (the face and four 45° rim bands): 2·6² + 8
+triangles at the default ``polygon_cells`` = 6, where marching cubes at 64³ makes about 7,000.
+Pair setup sends a pair here (route
 :data:`~hydro.contact.pair_setup.ROUTE_POLYTOPE`) when both shapes are boxes evaluated exactly, the
 interface is continuous and neither shape has a contact margin (a margin puts part of the overlap
 outside a box, where its distance near edges is not a plane); every other pair goes through
@@ -28,10 +34,11 @@ import math
 
 from ..backend import device_fn, kernel, lower_bound
 from ..sdf.layout import F_PRIMITIVE
-from .contacts import emit_triangle, triangle_is_contact
+from .contacts import DEGENERATE_AREA, emit_triangle, triangle_is_contact
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_R_AB, PF_T_AB, PF_VOXEL_B, PI_ROUTE, PI_SDF_A, PI_SDF_B,
                          ROUTE_POLYTOPE)
 
+MAX_SUBDIVISION = 8  # cuts per edge of a fan triangle: at most 64 triangles each
 MAX_POLYGON = 16  # vertices of a clipped polygon: 4 + one per clip (11 clips)
 POLYGON_SCRATCH = 2 * 3 * MAX_POLYGON  # two ping-pong rows of (x, y, z) per vertex
 BOX_FACES = 6
@@ -155,13 +162,14 @@ def _vertex(scratch, p, row, v):
     return scratch[p, base], scratch[p, base + 1], scratch[p, base + 2]
 
 
-# Model: pairs (PairView), sdf (SDFView); Data in/out: scratch (POLYGON_SCRATCH per pair)
+# Model: pairs (PairView), sdf (SDFView); Data in/out: scratch (POLYGON_SCRATCH per pair);
+# Setting: cells (HydroelasticConfig.polygon_cells)
 # Data in: block_pair, block_count, block_offsets (stage 4's contacts, to place these after them)
 # Data out: counts (count pass) / contact_f, contact_i, and when asked triangle_f (scatter pass, at
 # offsets[p] + the marching-cubes contacts of pairs <= p, below capacity)
 @device_fn
-def _polytope_item(p, write, pairs, sdf, scratch, block_pair, block_count, block_offsets, counts, offsets, contact_f,
-                   contact_i, triangle_f, capacity):
+def _polytope_item(p, write, pairs, sdf, scratch, cells, block_pair, block_count, block_offsets, counts, offsets,
+                   contact_f, contact_i, triangle_f, capacity):
     if pairs.i[p, PI_ROUTE] != ROUTE_POLYTOPE:
         if not write:
             counts[p] = 0
@@ -182,6 +190,10 @@ def _polytope_item(p, write, pairs, sdf, scratch, block_pair, block_count, block
     reach = 6.0 * gap
     for k in range(3):
         reach += 2.0 * sdf.params_f[sb, F_PRIMITIVE + k]
+    # the cut: the smaller box's shortest edge over ``cells``
+    edge = 2.0 * min(sdf.params_f[sa, F_PRIMITIVE], sdf.params_f[sb, F_PRIMITIVE]) / cells
+    for k in range(1, 3):
+        edge = min(edge, 2.0 * min(sdf.params_f[sa, F_PRIMITIVE + k], sdf.params_f[sb, F_PRIMITIVE + k]) / cells)
     o = 0
     if write:
         o = offsets[p] + block_offsets[lower_bound(block_pair, block_count, p + 1)]
@@ -192,10 +204,9 @@ def _polytope_item(p, write, pairs, sdf, scratch, block_pair, block_count, block
                 pair_f, p, sdf, sa, sb, i, j, ka, kb, gap, reach, scratch)
             if n < 3:
                 continue
-            # fan from vertex 0, wound so the triangles' normals point along the plane's (A -> B)
+            # fan from vertex 0, wound so the triangles' normals point along the plane's (A -> B);
+            # each fan triangle cut into m² (m per edge) of edge at most ``edge``
             x0, y0, z0 = _vertex(scratch, p, row, 0)
-            ea0 = anx * x0 + any_ * y0 + anz * z0 + ac
-            eb0 = bnx * x0 + bny * y0 + bnz * z0 + bc
             for t in range(1, n - 1):
                 x1, y1, z1 = _vertex(scratch, p, row, t)
                 x2, y2, z2 = _vertex(scratch, p, row, t + 1)
@@ -204,18 +215,52 @@ def _polytope_item(p, write, pairs, sdf, scratch, block_pair, block_count, block
                 cz = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0)
                 if cx * ux + cy * uy + cz * uz < 0.0:
                     x1, y1, z1, x2, y2, z2 = x2, y2, z2, x1, y1, z1
-                ea1 = anx * x1 + any_ * y1 + anz * z1 + ac
-                eb1 = bnx * x1 + bny * y1 + bnz * z1 + bc
-                ea2 = anx * x2 + any_ * y2 + anz * z2 + ac
-                eb2 = bnx * x2 + bny * y2 + bnz * z2 + bc
-                if not triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0 + eb0, ea1 + eb1, ea2 + eb2, gap,
-                                           h):
+                # m from the triangle's size, sqrt(2·area): thin rim bands stay whole
+                size = math.sqrt(math.sqrt(cx * cx + cy * cy + cz * cz))
+                m = min(MAX_SUBDIVISION, max(1, int(math.ceil(size / edge))))
+                # a sliver is dropped whole (its pieces, similar to it, are only smaller)
+                if m > 1 and 0.25 * (cx * cx + cy * cy + cz * cz) <= (DEGENERATE_AREA * h * h) ** 2:
                     continue
-                if write and o < capacity:
-                    emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1, y1, z1, x2, y2, z2,
-                                  ea0, ea1, ea2, eb0, eb1, eb2, kb, keff, False, 0.0, 0.0)
-                o += 1
-                n_out += 1
+                piece_voxel = h if m == 1 else 0.0
+                e1x = (x1 - x0) / m
+                e1y = (y1 - y0) / m
+                e1z = (z1 - z0) / m
+                e2x = (x2 - x0) / m
+                e2y = (y2 - y0) / m
+                e2z = (z2 - z0) / m
+                for q in range(m * m):
+                    # the m² triangles of the grid (i along e1, j along e2, i + j <= m) by rows
+                    # r = i + j of their first corner: r + 1 upright, then r inverted
+                    r = int(math.sqrt(q))
+                    c = q - r * r
+                    if c <= r:
+                        i0, j0, i1, j1, i2, j2 = c, r - c, c + 1, r - c, c, r - c + 1
+                    else:
+                        k = c - r - 1
+                        i0, j0, i1, j1, i2, j2 = k + 1, r - 1 - k, k + 1, r - k, k, r - k
+                    px0 = x0 + i0 * e1x + j0 * e2x
+                    py0 = y0 + i0 * e1y + j0 * e2y
+                    pz0 = z0 + i0 * e1z + j0 * e2z
+                    px1 = x0 + i1 * e1x + j1 * e2x
+                    py1 = y0 + i1 * e1y + j1 * e2y
+                    pz1 = z0 + i1 * e1z + j1 * e2z
+                    px2 = x0 + i2 * e1x + j2 * e2x
+                    py2 = y0 + i2 * e1y + j2 * e2y
+                    pz2 = z0 + i2 * e1z + j2 * e2z
+                    ea0 = anx * px0 + any_ * py0 + anz * pz0 + ac
+                    eb0 = bnx * px0 + bny * py0 + bnz * pz0 + bc
+                    ea1 = anx * px1 + any_ * py1 + anz * pz1 + ac
+                    eb1 = bnx * px1 + bny * py1 + bnz * pz1 + bc
+                    ea2 = anx * px2 + any_ * py2 + anz * pz2 + ac
+                    eb2 = bnx * px2 + bny * py2 + bnz * pz2 + bc
+                    if not triangle_is_contact(px0, py0, pz0, px1, py1, pz1, px2, py2, pz2, ea0 + eb0, ea1 + eb1,
+                                               ea2 + eb2, gap, piece_voxel):
+                        continue
+                    if write and o < capacity:
+                        emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, px0, py0, pz0, px1, py1, pz1,
+                                      px2, py2, pz2, ea0, ea1, ea2, eb0, eb1, eb2, kb, keff, False, 0.0, 0.0)
+                    o += 1
+                    n_out += 1
     if not write:
         counts[p] = n_out
 
