@@ -97,8 +97,9 @@ def rows_sum(index, values, n):
     if values.ndim == 1:
         return np.bincount(index, weights=values, minlength=n)[:n]
     out = np.empty((n,) + values.shape[1:])
-    flat = values.reshape(len(values), int(np.prod(values.shape[1:])))
-    res = out.reshape(n, -1)
+    width = int(np.prod(values.shape[1:], dtype=np.int64))
+    flat = values.reshape(len(values), width)
+    res = out.reshape(n, width)
     for k in range(flat.shape[1]):
         res[:, k] = np.bincount(index, weights=flat[:, k], minlength=n)[:n]
     return out

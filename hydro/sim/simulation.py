@@ -21,13 +21,15 @@ One sub-step
     3. Normal force per contact, only for penetrating, non-speculative contacts (depth d < 0):
        ``fn = max(0, c·|d| − b·v_n)`` with c the contact's stiffness (N/m: a hydroelastic
        contact's ``area·k_eff``, a point contact's material stiffness, the two shapes' springs in
-       series), v_n the normal relative velocity at the contact (B relative to A, along the
-       normal from A to B) and the damping b: a point contact whose material authors
-       ``newton:contactDamping`` takes that (N·s/m, in series when both shapes author it);
-       every other contact gets the damping that gives its pair the damping ratio ζ
-       (``damping_ratio``, default 1: critically damped, no bounce): ``b = 2ζ·c·sqrt(m_eff / C)``,
-       C = Σ c over the pair's contacts, m_eff = 1 / (1/m_A + 1/m_B) (static and kinematic
-       bodies have 1/m = 0). The force on B is ``fn·n``, on A its opposite.
+       series), v_n the normal relative velocity at the contact (B relative to A) and the
+       damping b: a point contact whose material authors ``newton:contactDamping`` takes that
+       (N·s/m, in series when both shapes author it; v_n along its normal from A to B); every
+       other contact gets the damping that gives its pair the damping ratio ζ (``damping_ratio``,
+       default 1: critically damped, no bounce): ``b = 2ζ·c·sqrt(m_eff / C)``, C = Σ c over the
+       pair's contacts, m_eff = 1 / (1/m_A + 1/m_B) (static and kinematic bodies have 1/m = 0),
+       with v_n along the pair's mean normal (Σ c·n, normalised) — the pair's approach, so the
+       tilted contacts of a patch's rim band do not brake a body that slides. The force on B is
+       ``fn·n``, on A its opposite.
     4. Velocities are predicted with gravity and the normal forces (world-frame inertia
        R·I·Rᵀ, gyroscopic term included).
     5. Friction, per shape pair, Coulomb, solved implicitly at the velocity level for all pairs
@@ -449,6 +451,11 @@ class Simulation:
         authored = c.damping[idx].astype(float)  # point contacts' material damping (NaN: not authored)
         own = (c.kind[idx] == CONTACT_POINT) & np.isfinite(authored)
         damp[own] = authored[own]
+        # the damping ratio is the pair's: its approach speed along the pair's mean normal, so
+        # a patch's tilted rim contacts do not brake a sliding body
+        n_pair = rows_sum(pair, stiff[:, None] * nrm, n_pairs)
+        n_pair /= np.maximum(np.linalg.norm(n_pair, axis=1, keepdims=True), 1e-300)
+        vn = np.where(own, vn, np.sum(v_rel * n_pair[pair], axis=1))
         fn = np.maximum(0.0, stiff * (-depth) - damp * vn)
         fvec = fn[:, None] * nrm
         self._check_stability(c_pair, pair, ia, ib, inv_m, h)
