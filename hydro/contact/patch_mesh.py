@@ -27,9 +27,15 @@ class PatchMesh:
     | ``faces`` | (T,3) int64 | wound so normals point from A toward B |
     | ``vertex_pressure`` | (V,) | Pa, kB·(−eB) clipped at 0 (eB = φB − marginB) |
     | ``vertex_depth`` | (V,) | m, eA + eB: separation, negative when penetrating |
+    | ``face_point`` | (T,3) | m, world: the contact's point — the centre of pressure of the part inside the overlap, the centroid when speculative |
     | ``face_area`` | (T,) | m², the part of the triangle inside the overlap (0 when speculative) |
-    | ``face_depth`` | (T,) | m, mean of ``vertex_depth`` over the triangle (the contact's depth) |
-    | ``face_pressure`` | (T,) | Pa, kB·(−mean eB), the contact's pressure (0 when speculative) |
+    | ``face_depth`` | (T,) | m, the contact's depth: the mean of ``vertex_depth`` over the part inside the overlap |
+    | ``face_pressure`` | (T,) | Pa, the contact's pressure: its force / ``face_area`` (0 when speculative) |
+
+    Faces are in the order of the pair's contact rows. ``face_depth`` and ``face_pressure`` are the
+    contact's quadrature of the linear vertex fields; where the pipeline used exact primitive
+    distances on a triangle wholly inside (``HydroelasticConfig.exact_primitives``) they include its
+    curvature correction, so they differ from the vertex means by O(h²).
     | ``face_normal`` | (T,3) | unit, world, from A toward B |
     | ``face_speculative`` | (T,) bool | wholly outside the overlap, within the gap band |
     """
@@ -38,6 +44,7 @@ class PatchMesh:
     shape_b: int
     vertices: np.ndarray
     faces: np.ndarray
+    face_point: np.ndarray
     vertex_pressure: np.ndarray
     vertex_depth: np.ndarray
     face_area: np.ndarray
@@ -51,7 +58,7 @@ class PatchMesh:
 
     @property
     def face_centroid(self) -> np.ndarray:
-        """(T,3) m, world: the contacts' points."""
+        """(T,3) m, world: the triangles' centroids (``face_point`` is the contact's point)."""
         v = self.vertices[self.faces]
         return v.mean(axis=1) if len(v) else np.zeros((0, 3))
 
@@ -66,7 +73,7 @@ class PatchMesh:
         faces = self.faces[m]
         used, inverse = np.unique(faces.reshape(-1), return_inverse=True)
         return PatchMesh(self.shape_a, self.shape_b, self.vertices[used], inverse.reshape(-1, 3).astype(np.int64),
-                         self.vertex_pressure[used], self.vertex_depth[used], self.face_area[m], self.face_depth[m],
+                         self.face_point[m], self.vertex_pressure[used], self.vertex_depth[used], self.face_area[m], self.face_depth[m],
                          self.face_pressure[m], self.face_normal[m], self.face_speculative[m])
 
 
@@ -82,7 +89,8 @@ def _from_rows(a, b, contacts, triangles) -> PatchMesh:
     else:
         uniq, faces = np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
     return PatchMesh(
-        shape_a=int(a), shape_b=int(b), vertices=uniq, faces=faces, vertex_pressure=pressure, vertex_depth=depth,
+        shape_a=int(a), shape_b=int(b), vertices=uniq, faces=faces, face_point=contacts.point.astype(np.float64),
+        vertex_pressure=pressure, vertex_depth=depth,
         face_area=contacts.area.astype(np.float64), face_depth=contacts.depth.astype(np.float64),
         face_pressure=contacts.pressure.astype(np.float64), face_normal=contacts.normal.astype(np.float64),
         face_speculative=contacts.speculative.copy())
