@@ -162,7 +162,7 @@ def _cmd_collide(args) -> int:
         output_file(args.out)  # before any work: a folder or a missing folder is refused now
     model = load_usd(args.scene)
     cfg = _collide_config(args)
-    pipe = CollisionPipeline(model, cfg, device=args.device)
+    pipe = CollisionPipeline(model, cfg, device=args.device, stage_timings=args.stage_timings)
     poses = model.shape_world_poses(model.state())
     t0 = time.perf_counter()
     pipe.collide(poses)  # the first call compiles (or loads) the kernels
@@ -276,6 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-reduce", action="store_true", help="report every patch triangle (no contact reduction)")
     c.add_argument("--out", metavar="FILE", help="write the contact table (.npz format) to exactly this file")
     c.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    c.add_argument("--stage-timings", action="store_true",
+                   help="time each hydroelastic stage on its own (broad_phase, pair_setup, refine, marching_cubes, "
+                        "reduce, ...) instead of the CPU's single compiled call ('stages'); compiles more on first use")
     c.set_defaults(func=_cmd_collide)
 
     for ep in _plugin_commands():  # e.g. ``view`` from viz (hydro itself never imports the viewer)

@@ -10,7 +10,7 @@ from cli_util import assert_one_line_error, hydro
 
 def test_collide_json_reports_each_pair_as_the_contract_says(tmp_path):
     out = tmp_path / "contacts.npz"
-    proc = hydro("collide", "scenes/sphere_on_box.usda", "--json", "--out", str(out))
+    proc = hydro("collide", "scenes/sphere_on_box.usda", "--json", "--out", str(out), "--stage-timings")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert set(report) == {"pairs", "contact_count", "overflow", "timings_ms"}
@@ -57,9 +57,11 @@ def test_collide_json_reports_point_contact_pairs_with_their_kind(tmp_path):
 
 
 def test_collide_no_reduce_reports_every_triangle():
-    reduced = json.loads(hydro("collide", "scenes/cube_on_box.usda", "--json").stdout)
-    full = json.loads(hydro("collide", "scenes/cube_on_box.usda", "--json", "--no-reduce").stdout)
+    reduced = json.loads(hydro("collide", "scenes/sphere_on_box.usda", "--json").stdout)
+    full = json.loads(hydro("collide", "scenes/sphere_on_box.usda", "--json", "--no-reduce").stdout)
     assert full["contact_count"] > 10 * reduced["contact_count"]
+    # without --stage-timings the CPU runs the hydroelastic stages as one compiled call
+    assert "stages" in full["timings_ms"] and "marching_cubes" not in full["timings_ms"]
     f = np.array(full["pairs"][0]["net_force"])
     np.testing.assert_allclose(reduced["pairs"][0]["net_force"], f, rtol=0, atol=1e-6 * np.linalg.norm(f))
 

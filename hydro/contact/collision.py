@@ -29,12 +29,14 @@ __all__ = ["CollisionPipeline"]
 class CollisionPipeline:
     """Contacts of both paths for a :class:`~hydro.scene.model.Model` at given poses (module
     docstring). ``config``: a ``NewtonConfig``, ``CollisionConfig`` or ``HydroelasticConfig``
-    (default: the active configuration, read when the pipeline is made)."""
+    (default: the active configuration, read when the pipeline is made). ``stage_timings``: as for
+    :class:`~hydro.contact.pipeline.HydroelasticPipeline` (time each hydroelastic stage on its own)."""
 
-    def __init__(self, model, config=None, *, device="cpu"):
+    def __init__(self, model, config=None, *, device="cpu", stage_timings: bool = False):
         self.model = model
         self.config = collision_config(config)
-        self.hydroelastic = HydroelasticPipeline(model, self.config.hydroelastic, device=device)
+        self.hydroelastic = HydroelasticPipeline(model, self.config.hydroelastic, device=device,
+                                                 stage_timings=stage_timings)
         self.device = self.hydroelastic.device
         self.point = PointContactPipeline(model, self.config, device=self.device)
         routed = hydroelastic_routed(model, self.config)
