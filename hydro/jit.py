@@ -39,11 +39,13 @@ import os
 import re
 import sys
 import tempfile
+import time
 import warnings
 
 import numba
 from numba import cuda, prange
 from numba.core import caching
+from numba.core import event as numba_event
 from numba.core.registry import CPUDispatcher
 
 from .errors import HydroWarning
@@ -157,11 +159,47 @@ def _ensure_runtime() -> _Runtime:
     return _runtime
 
 
+class _CompileProgress(numba_event.Listener):
+    """While the command line compiles: a line as each of hydro's kernels and top-level functions
+    finishes compiling (its name and seconds), so a first run shows what it is doing. Helpers
+    compiled inside them are not listed."""
+
+    def __init__(self):
+        self.depth = 0
+        self.started = []
+
+    @staticmethod
+    def _name(event):
+        dispatcher = event.data.get("dispatcher") if isinstance(event.data, dict) else None
+        func = getattr(dispatcher, "py_func", None)
+        module = getattr(func, "__module__", "") or ""
+        if func is None or not (module == _PACKAGE or module.startswith(_PACKAGE + ".")):
+            return None
+        name = getattr(func, "__qualname__", func.__name__).rsplit(".", 1)[-1]
+        for variant, text in (("__loop", " (kernel, serial)"), ("__parallel", " (kernel, threaded)")):
+            if name.endswith(variant):
+                return name[: -len(variant)] + text
+        return name
+
+    def on_start(self, event):
+        self.depth += 1
+        self.started.append((time.perf_counter(), self._name(event)))
+
+    def on_end(self, event):
+        self.depth -= 1
+        t0, name = self.started.pop()
+        # top level, and the kernels directly inside it (loop / parallel builds of an item)
+        kernel_build = name is not None and name.endswith(")")
+        if name is not None and (self.depth == 0 or kernel_build and self.depth <= 2):
+            print(f"hydro:   compiled {name} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
+
+
 def _announce_compile():
     rt = _runtime
     if rt is not None and rt.announce_compiles and not rt.announced:
         rt.announced = True
         print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
+        numba_event.register("numba:compile", _CompileProgress())
 
 
 def announce(message: str) -> None:
