@@ -158,7 +158,8 @@ def test_stiffness_ratio_follows_the_unequal_stiffness_formulas():
 
 def test_reduction_keeps_force_and_torque_within_the_budget():
     exp = _script("reduction")
-    rows = exp.run(budgets=(16, 64), cases=(("cube_on_box", 0.05),))
+    # (a long, tapered voxel patch: a box pair's exact polygons are fewer triangles than either budget)
+    rows = exp.run(budgets=(16, 64), cases=(("cylinder_on_box", 0.02),))
     for r in rows:
         assert 0 < r["contact_count"] <= r["max_contacts_per_pair"]
         assert r["reduced_force_error"] < 1e-5

@@ -23,7 +23,8 @@ Three contact models, the same scene and solver:
   routes the pair there): box–box face clipping, four corner points at their true depths, each
   with the materials' default contact stiffness (1e5 N/m per shape, in series) and the solver's
   damping-ratio rule;
-- ``single point``: per pair, one contact at the deepest patch triangle, carrying the patch's
+- ``single point``: per pair, one contact at the deepest triangle of the voxel patch
+  (``flat_polygons=False``: sampled like a point-contact generator), carrying the patch's
   whole normal force (its stiffness set to F/|depth| there, so c·|d| = F): where a point-contact
   generator would put it. It wraps the same pipeline (``SinglePointPipeline``), so only where
   the force acts differs.
@@ -110,8 +111,11 @@ def run_case(model_kind: str, motion: str, *, duration=2.0, resolution=64, dt=1.
 
     velocity = 0.5 if motion == "sliding" else 0.0
     model = build_scene(resolution, velocity)
+    # the single point is the deepest of the voxel patch's triangles (what a point generator samples);
+    # a box pair's exact polygons are equally deep over the face and would pin it to one triangle
     sim = Simulation(model, dt=dt, config=HydroelasticConfig(max_contacts_per_pair=32,
-                                                             enabled=model_kind != "point contacts"))
+                                                             enabled=model_kind != "point contacts",
+                                                             flat_polygons=model_kind != "single point"))
     if model_kind == "single point":
         sim.pipeline = SinglePointPipeline(sim.pipeline)
     rows = []

@@ -3,8 +3,9 @@
     python scripts/experiments/reduction.py [--quick]
 
 Three patches at resolution 64, d = 10 mm: a sphere on a box (round patch), a cube on a box
-tilted by 0.05 rad about y (a wedge of pressure: the centre of pressure is off-centre), and a
-cylinder on its side tilted by 0.02 rad (a long, tapered patch). For budgets
+tilted by 0.05 rad about y (a wedge of pressure: the centre of pressure is off-centre; a box
+pair's patch is a few exact polygons, ``flat_polygons``, so budgets above its triangle count keep it
+whole), and a cylinder on its side tilted by 0.02 rad (a long, tapered patch). For budgets
 ``max_contacts_per_pair`` = 8 … 128 the reduced contacts are compared with the unreduced patch
 of the same ``collide`` call:
 
