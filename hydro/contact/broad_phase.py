@@ -97,7 +97,7 @@ def _in_frame(rot, a, i, dx, dy, dz):
     return rot[a, i] * dx + rot[a, 3 + i] * dy + rot[a, 6 + i] * dz
 
 
-@device_fn(inline=True)
+@device_fn
 def obb_overlap(a, b, rot, center, half):
     """Separating-axis test of oriented boxes ``a`` and ``b`` (15 axes).
 

@@ -112,7 +112,7 @@ def _linear_integrals(x0, y0, z0, x1, y1, z1, x2, y2, z2, area, p0, p1, p2, s0, 
             area * (s0 + s1 + s2) / 3.0, area * sx / 3.0, area * sy / 3.0, area * sz / 3.0)
 
 
-@device_fn(inline=True)
+@device_fn
 def _corner_integrals(ax, ay, az, bx, by, bz, cx, cy, cz, area, pa, pb, pc, sa, sb, sc):
     """:func:`_linear_integrals` over the corner at vertex a cut off by the line s = 0 (s_a on one
     side, s_b and s_c on the other): the triangle a, a + t_b·(b − a), a + t_c·(c − a)."""
@@ -123,7 +123,7 @@ def _corner_integrals(ax, ay, az, bx, by, bz, cx, cy, cz, area, pa, pb, pc, sa, 
                              pa, pa + tb * (pb - pa), pa + tc * (pc - pa), sa, 0.0, 0.0)
 
 
-@device_fn(inline=True)
+@device_fn
 def inside_integrals(x0, y0, z0, x1, y1, z1, x2, y2, z2, area, p0, p1, p2, s0, s1, s2):
     """:func:`_linear_integrals` over the part of the triangle where the linear separation s < 0
     (inside the overlap), plus that part's area: (A_in, ∫p, ∫p·x, ∫p·y, ∫p·z, ∫s, ∫x, ∫y, ∫z).
@@ -163,7 +163,7 @@ def inside_integrals(x0, y0, z0, x1, y1, z1, x2, y2, z2, area, p0, p1, p2, s0, s
     return a_in, wf - f, wmx - mx, wmy - my, wmz - mz, wsi - si, wax - ax, way - ay, waz - az
 
 
-@device_fn(inline=True)
+@device_fn
 def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, kb, keff, curved, ea_c,
                      eb_c):
     """Contact of one patch triangle (B frame) that :func:`triangle_is_contact` accepted. Returns

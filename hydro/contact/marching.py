@@ -23,7 +23,8 @@ from numba import int64
 
 from ..backend import device_fn, kernel
 from ..sdf.layout import BRICK, F_ORIGIN
-from ..sdf.sample import field_phi, sdf_grid_brick, sdf_grid_brick_value, sdf_grid_phi, sdf_phi_reuse
+from ..sdf.sample import (field_phi, primitive_field_phi, sdf_grid_brick, sdf_grid_brick_value, sdf_grid_phi,
+                          sdf_phi_reuse)
 from .contacts import emit_triangle, triangle_is_contact
 from .interface import interface_value
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
@@ -130,13 +131,17 @@ def _edge_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, s
     ea = ea0 + t * (ea1 - ea0)
     eb = eb0 + t * (eb1 - eb0)
     if exact != 0 and 0.0 < t < 1.0 and d != 0.0:
-        ea, eb = _field_values(p, pairs, sdf, ox + (x0 + t * dx) * h, oy + (y0 + t * dy) * h, oz + (z0 + t * dz) * h,
-                               exact, ma, mb)
-        ft = interface_value(ea, eb, ka, kb, kna, knb, interface)
-        if ft != 0.0:
-            t = _settled_root(f0, t, ft, f1)
+        # the fields at the linear root, then (unless it is on the interface) at the settled one:
+        # one call site, so the samplers are compiled into this function once
+        for step in range(2):
             ea, eb = _field_values(p, pairs, sdf, ox + (x0 + t * dx) * h, oy + (y0 + t * dy) * h,
                                    oz + (z0 + t * dz) * h, exact, ma, mb)
+            if step == 1:
+                break
+            ft = interface_value(ea, eb, ka, kb, kna, knb, interface)
+            if ft == 0.0:
+                break
+            t = _settled_root(f0, t, ft, f1)
     t = float(np.float32(t))
     ea = float(np.float32(ea))
     eb = float(np.float32(eb))
@@ -210,12 +215,18 @@ def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0,
           + (f111 - f101) * u * w) / h
     gz = ((f001 - f000) * (1 - u) * (1 - v) + (f101 - f100) * u * (1 - v) + (f011 - f010) * (1 - u) * v
           + (f111 - f110) * u * v) / h
-    ea, eb = _field_values(p, pairs, sdf, cx, cy, cz, exact, ma, mb)
     slope = gx * nx + gy * ny + gz * nz
-    if slope > 0.0:
+    # the fields at the centroid, then at the Newton step from it (one call site, as above)
+    t = 0.0
+    ea = 0.0
+    eb = 0.0
+    for step in range(2):
+        ea, eb = _field_values(p, pairs, sdf, cx + t * nx, cy + t * ny, cz + t * nz, exact, ma, mb)
+        if step == 1 or not slope > 0.0:
+            break
         t = -interface_value(ea, eb, ka, kb, kna, knb, interface) / slope
-        if abs(t) <= h:
-            ea, eb = _field_values(p, pairs, sdf, cx + t * nx, cy + t * ny, cz + t * nz, exact, ma, mb)
+        if not abs(t) <= h:
+            break
     return ea, eb
 
 
@@ -254,7 +265,7 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         y = sdf.params_f[sb, F_ORIGIN + 1] + (j + dy) * h
         z = sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h
         if exact & 2:
-            eb = field_phi(sb, x, y, z, sdf, 1) - mb
+            eb = primitive_field_phi(sb, x, y, z, sdf) - mb
         elif lx + dx == BRICK or ly + dy == BRICK or lz + dz == BRICK:
             # a face shared with the next brick: its value is the next brick's (as everywhere
             # else: one value per grid point, or neighbouring blocks could disagree on a sign)
@@ -263,7 +274,7 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
             eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, b0, b1, b2, b3, b4, b5, b6, b7, sdf) - mb
         ax, ay, az = b_to_a(pairs, p, x, y, z)
         if exact & 1:
-            phi_a = field_phi(sa, ax, ay, az, sdf, 1)
+            phi_a = primitive_field_phi(sa, ax, ay, az, sdf)
         else:
             phi_a, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7 = sdf_phi_reuse(
                 sa, ax, ay, az, sdf, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7)

@@ -64,7 +64,7 @@ def cylinder_phi(r, hh, x, y, z):
     return min(max(dr, dz), 0.0) + math.sqrt(ox * ox + oz * oz)
 
 
-@device_fn(inline=True)
+@device_fn
 def _segment_distance_2d(px, py, ax, ay, bx, by):
     ex = bx - ax
     ey = by - ay
@@ -75,7 +75,7 @@ def _segment_distance_2d(px, py, ax, ay, bx, by):
     return math.sqrt(dx * dx + dy * dy)
 
 
-@device_fn(inline=True)
+@device_fn
 def cone_phi(r, hh, x, y, z):
     # In the (rho, z) half-plane the cone is the triangle apex (0, hh), rim (r, -hh), centre (0, -hh).
     rho = math.sqrt(x * x + y * y)
@@ -97,7 +97,7 @@ def _robust_length3(a, b, c):
     return m * math.sqrt(a * a + b * b + c * c)
 
 
-@device_fn(inline=True)
+@device_fn
 def _newton_root(n0, r0, n1, r1, n2, s0, s1):
     """Root of G(s) = (n0/(s+r0))² + (n1/(s+r1))² + (n2/(s+1))² − 1 in [s0, s1].
 
@@ -124,7 +124,7 @@ def _newton_root(n0, r0, n1, r1, n2, s0, s1):
     return s
 
 
-@device_fn(inline=True)
+@device_fn
 def _ellipse_root(r0, z0, z1, g):
     n0 = r0 * z0
     s0 = z1 - 1.0
@@ -132,7 +132,7 @@ def _ellipse_root(r0, z0, z1, g):
     return _newton_root(n0, r0, 0.0, 1.0, z1, s0, s1)
 
 
-@device_fn(inline=True)
+@device_fn
 def _ellipse_distance(e0, e1, y0, y1):
     # Distance from (y0, y1) >= 0 to the ellipse with semi-axes e0 >= e1 > 0 (Eberly's method).
     if y1 > 0.0:
@@ -158,7 +158,7 @@ def _ellipse_distance(e0, e1, y0, y1):
     return abs(y0 - e0)
 
 
-@device_fn(inline=True)
+@device_fn
 def _ellipsoid_root(r0, r1, z0, z1, z2, g):
     n0 = r0 * z0
     n1 = r1 * z1
@@ -167,7 +167,7 @@ def _ellipsoid_root(r0, r1, z0, z1, z2, g):
     return _newton_root(n0, r0, n1, r1, z2, s0, s1)
 
 
-@device_fn(inline=True)
+@device_fn
 def _ellipsoid_distance_sorted(e0, e1, e2, y0, y1, y2):
     # Unsigned distance from (y0, y1, y2) >= 0 to the ellipsoid surface, e0 >= e1 >= e2 > 0.
     if y2 > 0.0:
@@ -206,7 +206,7 @@ def _ellipsoid_distance_sorted(e0, e1, e2, y0, y1, y2):
     return _ellipse_distance(e0, e1, y0, y1)
 
 
-@device_fn(inline=True)
+@device_fn
 def ellipsoid_phi(a, b, c, x, y, z):
     # Sort the semi-axes in decreasing order, carrying the coordinates along.
     e0, e1, e2 = a, b, c

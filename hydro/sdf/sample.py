@@ -302,14 +302,21 @@ def sdf_brick_slopes(s, x, y, z, sdf):
 
 
 @device_fn(inline=True)
+def primitive_field_phi(s, x, y, z, sdf):
+    """The exact distance of packed shape ``s``, a primitive (``I_PRIMITIVE`` ≥ 0), at local
+    (x, y, z): one call that passes only scalars."""
+    pf = sdf.params_f
+    return primitive_phi3(sdf.params_i[s, I_PRIMITIVE], pf[s, F_PRIMITIVE], pf[s, F_PRIMITIVE + 1],
+                          pf[s, F_PRIMITIVE + 2], x, y, z)
+
+
+@device_fn(inline=True)
 def field_phi(s, x, y, z, sdf, exact):
     """φ of packed shape ``s`` at local (x, y, z) as the pipeline evaluates it: the primitive's
-    exact distance when ``exact`` is true and the shape is a primitive (a call that passes only
-    scalars), else the stored field (:func:`sdf_phi`)."""
-    kind = sdf.params_i[s, I_PRIMITIVE]
-    if exact and kind >= 0:
-        pf = sdf.params_f
-        return primitive_phi3(kind, pf[s, F_PRIMITIVE], pf[s, F_PRIMITIVE + 1], pf[s, F_PRIMITIVE + 2], x, y, z)
+    exact distance when ``exact`` is true and the shape is a primitive, else the stored field
+    (:func:`sdf_phi`). Inlined (a call would copy the SDFView); callers keep to one call site."""
+    if exact and sdf.params_i[s, I_PRIMITIVE] >= 0:
+        return primitive_field_phi(s, x, y, z, sdf)
     return sdf_phi(s, x, y, z, sdf)
 
 
