@@ -344,18 +344,29 @@ def table(args):
     print("|" + "---|" * (1 + len(cols)))
     hydro_case(scenes()["sphere into box, 5 mm"][0], 16, 1, [1])  # load the compiled kernels first
     for name, (shapes, (f_ref, a_ref), drake_ref) in scenes().items():
+        if args.only and args.only not in name:
+            continue
         big = len(shapes) > 8
         hy = hydro_case(shapes, 64, args.repeat, threads)
         dk = drake_case(shapes, hy["h"], args.repeat)
         nw = None
         if newton:
-            nw = newton[1](shapes, args.newton_repeat_big if big else args.repeat, resolution=64)
+            try:
+                nw = newton[1](shapes, args.newton_repeat_big if big else args.repeat, resolution=64,
+                               buffer_fraction=0.05 if big else None)
+            except Exception as exc:  # a peer's failure is reported in the row, not fatal
+                print(f"# Newton failed on {name}: {type(exc).__name__}: {exc}", flush=True)
         cells = [f"{hy['h'] * 1e3:.2f}"] + [f"{hy['ms'][n]:.3g}" for n in threads] + [f"{dk['ms']:.3g}"]
-        cells += [f"{nw['ms']:.3g}"] if nw else []
-        cells += [f"{dk['ms'] / hy['ms'][all_t]:.2g}×"] + ([f"{nw['ms'] / hy['ms'][1]:.3g}×"] if nw else [])
-        cells += [_err(hy["force"], f_ref), _err(dk["force"], drake_ref)] + ([_err(nw["force"], f_ref)] if nw else [])
-        cells += [_err(hy["area"], a_ref), _err(dk["area"], a_ref)] + ([_err(nw["area"], a_ref)] if nw else [])
-        cells += [str(hy["elements"]), str(dk["elements"])] + ([str(nw["elements"])] if nw else [])
+        na = newton and nw is None  # Newton installed, but failed on this row
+        cells += [f"{nw['ms']:.3g}"] if nw else ["–"] if na else []
+        cells += [f"{dk['ms'] / hy['ms'][all_t]:.2g}×"]
+        cells += [f"{nw['ms'] / hy['ms'][1]:.3g}×"] if nw else ["–"] if na else []
+        cells += [_err(hy["force"], f_ref), _err(dk["force"], drake_ref)]
+        cells += [_err(nw["force"], f_ref)] if nw else ["–"] if na else []
+        cells += [_err(hy["area"], a_ref), _err(dk["area"], a_ref)]
+        cells += [_err(nw["area"], a_ref)] if nw else ["–"] if na else []
+        cells += [str(hy["elements"]), str(dk["elements"])]
+        cells += [str(nw["elements"])] if nw else ["–"] if na else []
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
@@ -384,6 +395,7 @@ def main(argv=None):
     ap.add_argument("--newton-repeat-big", type=int, default=1, help="Newton queries timed on the 256 boxes")
     ap.add_argument("--no-newton", action="store_true", help="leave Newton out even when it is installed")
     ap.add_argument("--curve", action="store_true", help="the error-vs-time curve of the sphere row instead")
+    ap.add_argument("--only", metavar="TEXT", help="only the rows whose scene name contains TEXT")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")

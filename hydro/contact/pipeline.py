@@ -119,6 +119,7 @@ class HydroelasticPipeline:
         self._threaded = False  # the first call runs serially; later ones by the last one's size
         self._driver_key = None  # (triangles, Buffer.generation, reduction pairs) its arguments were built for
         self._driver_args = None
+        self._entries = {}  # (build, driver key) -> the compiled entry point for those argument types
         # the model's limits (docs/limits.md): narrow shapes and huge margins reported once, a
         # fallback contact for pairs in deep overlap
         self._limit_warnings = set()
@@ -235,7 +236,19 @@ class HydroelasticPipeline:
                 self._driver_args, capacities = self._driver_arguments(triangles)
                 self._driver_key = (bool(triangles), Buffer.generation, ws.reduction.pairs)
             build = cpu_collide_build(threaded=self._threaded, polygons=self.polygons, reduce=cfg.reduce_contacts)
-            build(poses, explicit_pairs, n_explicit, *self._driver_args, status)
+            args = (poses, explicit_pairs, n_explicit, *self._driver_args, status)
+            entry_key = (build, key, explicit_pairs.dtype.str, explicit_pairs.flags.c_contiguous)
+            entry = self._entries.get(entry_key)
+            if entry is None:
+                # the first call of these argument types goes through the dispatcher (compiling
+                # or loading); later ones call its compiled entry point directly, which skips
+                # typing ~70 arguments (12 µs of a 0.2 ms box-on-box call)
+                build(*args)
+                sig = tuple(build.typeof_pyval(a) for a in args)
+                if sig in build.overloads:
+                    self._entries[entry_key] = build.overloads[sig].entry_point
+            else:
+                entry(*args)
             if status[S_CODE] != GROW:
                 break
             reserve(int(status[S_REQUIRED]), *self._setting_buffers(SETTINGS[int(status[S_SETTING])], triangles))
@@ -246,9 +259,8 @@ class HydroelasticPipeline:
                 call.note_overflow(setting, int(capacities[k]), int(status[S_OVERFLOW + k]))
         # threads for the next call when this one had a stage big enough to share out (a small
         # scene never compiles or starts them)
-        self._threaded = numba.get_num_threads() > 1 and (
-            int(status[S_BLOCKS]) >= THREADED_BLOCKS or int(status[S_BRICKS]) >= THREADED_BRICKS
-            or int(status[S_PAIRS]) >= THREADED_PAIRS)
+        self._threaded = (int(status[S_BLOCKS]) >= THREADED_BLOCKS or int(status[S_BRICKS]) >= THREADED_BRICKS
+                          or int(status[S_PAIRS]) >= THREADED_PAIRS) and numba.get_num_threads() > 1
         counts = call.counts
         counts["pairs"] = int(status[S_PAIRS])
         counts["candidate_bricks"] = int(status[S_BRICKS])

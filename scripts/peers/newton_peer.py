@@ -283,7 +283,7 @@ def _contacts_force_on_upper(contacts, model, state, n_shapes):
 
 
 def newton_case(shapes, repeat, *, resolution=64, texture_format="uint16", device="cpu", cross_check=False,
-                rigid_contact_max=200_000, grid_size=None):
+                rigid_contact_max=200_000, grid_size=None, buffer_fraction=None):
     """Newton's hydroelastic contact between ``shapes[0]`` (the lower, static shape) and
     ``shapes[1:]`` (upper shapes, each on its own free body), unreduced, on ``device``.
 
@@ -298,6 +298,8 @@ def newton_case(shapes, repeat, *, resolution=64, texture_format="uint16", devic
     hydroelastic kernels launch; None: 1024 on CPU, Newton's default (262144, sized for GPU
     occupancy) on CUDA. Warp's CPU backend runs the lanes one after another, so the GPU default
     costs 44 ms against 16 ms per sphere-on-box query at 64, with the same patch.
+    ``buffer_fraction``: ``HydroelasticSDF.Config.buffer_fraction`` (None: Newton's 1.0, whose
+    octree buffers for 256 pairs exceed Warp's 2³¹-element arrays).
 
     Runs ``CollisionPipeline.collide`` once to warm up (Warp compiles Newton's kernels on the first
     call: minutes the first time, cached in ``WARP_CACHE_PATH``), then times ``repeat`` calls of
@@ -323,6 +325,8 @@ def newton_case(shapes, repeat, *, resolution=64, texture_format="uint16", devic
         cfg = newton.geometry.HydroelasticSDF.Config(reduce_contacts=False)
         if grid_size is not None or not wp.get_device(device).is_cuda:
             cfg.grid_size = int(grid_size or 1024)
+        if buffer_fraction is not None:
+            cfg.buffer_fraction = float(buffer_fraction)
         pipe = newton.CollisionPipeline(model, sdf_hydroelastic_config=cfg, rigid_contact_max=rigid_contact_max)
         if pipe.hydroelastic_sdf is None:
             raise RuntimeError("Newton built no hydroelastic pair for these shapes")
