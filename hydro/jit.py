@@ -46,6 +46,7 @@ import numba
 from numba import cuda, prange
 from numba.core import caching
 from numba.core import event as numba_event
+from numba.core import serialize as numba_serialize
 from numba.core.registry import CPUDispatcher
 
 from .errors import HydroWarning
@@ -314,8 +315,36 @@ class _HydroCacheImpl(caching.CompileResultCacheImpl):
         self._filename_base = f"{fullname}.py{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
 
 
+def _closure_description(value, depth=0):
+    """A description of a closure variable that is the same in every process: scalars by value,
+    functions and dispatchers by module, name, bytecode and (recursively) their own closure.
+    Numba keys a closure's cache entry on the pickled cell contents, whose bytes for functions
+    made at run time differ from process to process, so such a closure was compiled every run."""
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return repr(value)
+    if isinstance(value, tuple):
+        return "(" + ",".join(_closure_description(v, depth) for v in value) + ")"
+    func = getattr(value, "py_func", value)
+    code = getattr(func, "__code__", None)
+    if code is None or depth > 8:  # anything else as Numba keys it: by its pickle
+        return hashlib.sha256(numba_serialize.dumps(value)).hexdigest()[:16]
+    cells = func.__closure__ or ()
+    inner = ",".join(_closure_description(c.cell_contents, depth + 1) for c in cells)
+    digest = hashlib.sha256(code.co_code).hexdigest()[:16]
+    return f"{func.__module__}.{func.__qualname__}:{digest}[{inner}]"
+
+
 class _HydroCache(caching.FunctionCache):
     _impl_class = _HydroCacheImpl
+
+    def _index_key(self, sig, codegen):
+        # as Numba's, with closure variables described deterministically (_closure_description);
+        # what they compile in is covered by the source stamp (the digest of the module's closure)
+        codebytes = self._py_func.__code__.co_code
+        cells = self._py_func.__closure__ or ()
+        cvars = ",".join(_closure_description(c.cell_contents) for c in cells)
+        return (sig, codegen.magic_tuple(), (hashlib.sha256(codebytes).hexdigest(),
+                                             hashlib.sha256(cvars.encode()).hexdigest()))
 
     def load_overload(self, sig, target_context):
         cres = super().load_overload(sig, target_context)
