@@ -187,6 +187,8 @@ class _CompileProgress(numba_event.Listener):
         self.started.append((time.perf_counter(), self._name(event)))
 
     def on_end(self, event):
+        if not self.started:  # a compile that began before the listener was registered
+            return
         self.depth -= 1
         t0, name = self.started.pop()
         # top level, and the kernels directly inside it (loop / parallel builds of an item)
