@@ -47,8 +47,8 @@ DEGENERATE_AREA = 1e-10
 
 
 @device_fn(inline=True)
-def inside_fraction(s0, s1, s2):
-    """Fraction of a triangle's area where the linear interpolant of s is negative."""
+def _inside_count(s0, s1, s2):
+    """How many of a triangle's three vertex separations are negative (inside the overlap)."""
     n_in = 0
     if s0 < 0.0:
         n_in += 1
@@ -56,6 +56,13 @@ def inside_fraction(s0, s1, s2):
         n_in += 1
     if s2 < 0.0:
         n_in += 1
+    return n_in
+
+
+@device_fn(inline=True)
+def inside_fraction(s0, s1, s2):
+    """Fraction of a triangle's area where the linear interpolant of s is negative."""
+    n_in = _inside_count(s0, s1, s2)
     if n_in == 3:
         return 1.0
     if n_in == 0:
@@ -131,13 +138,7 @@ def inside_integrals(x0, y0, z0, x1, y1, z1, x2, y2, z2, area, p0, p1, p2, s0, s
     Exact for pressure and separation linear over the triangle: the inside part is the whole
     triangle, the corner at the one inside vertex, or the whole less the corner at the one
     outside vertex."""
-    n_in = 0
-    if s0 < 0.0:
-        n_in += 1
-    if s1 < 0.0:
-        n_in += 1
-    if s2 < 0.0:
-        n_in += 1
+    n_in = _inside_count(s0, s1, s2)
     if n_in == 0:
         return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     if n_in == 3:

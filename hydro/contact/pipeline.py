@@ -119,7 +119,7 @@ class HydroelasticPipeline:
         self._threaded = False  # the first call runs serially; later ones by the last one's size
         self._driver_key = None  # (triangles, Buffer.generation, reduction pairs) its arguments were built for
         self._driver_args = None
-        self._entries = {}  # (build, driver key) -> the compiled entry point for those argument types
+        self._entries = {}  # (build, pairs' type) -> the compiled entry point for the current arguments
         # the model's limits (docs/limits.md): narrow shapes and huge margins reported once, a
         # fallback contact for pairs in deep overlap
         self._limit_warnings = set()
@@ -234,10 +234,11 @@ class HydroelasticPipeline:
             key = (bool(triangles), Buffer.generation, ws.reduction.pairs)
             if self._driver_key != key:
                 self._driver_args, capacities = self._driver_arguments(triangles)
-                self._driver_key = (bool(triangles), Buffer.generation, ws.reduction.pairs)
+                self._driver_key = key
+                self._entries.clear()  # entry points for the previous arguments' types
             build = cpu_collide_build(threaded=self._threaded, polygons=self.polygons, reduce=cfg.reduce_contacts)
             args = (poses, explicit_pairs, n_explicit, *self._driver_args, status)
-            entry_key = (build, key, explicit_pairs.dtype.str, explicit_pairs.flags.c_contiguous)
+            entry_key = (build, explicit_pairs.dtype.str, explicit_pairs.flags.c_contiguous)
             entry = self._entries.get(entry_key)
             if entry is None:
                 # the first call of these argument types goes through the dispatcher (compiling
