@@ -10,13 +10,26 @@ three-line launchers, the three builds a :class:`~hydro.backend.Device` runs:
   ``prange`` (large launches);
 - ``cuda``: ``i = cuda.grid(1); if i < n: item(i, *args)``.
 
-All three call the very same ``@device_fn`` helpers, so no formula exists twice. The item and
-the helpers are *called*, not inlined by Numba (LLVM inlines what is small when it links them, so
-the code runs as fast): each helper is typed and compiled once, where inlining re-typed it at every
-call site and multiplied compile times. The parallel launcher's own body is a single call, which
-Numba's parallel transforms compile in moments (a large item inlined into a ``prange`` took three
-times as long as in a serial loop, and then once more for it). CPU-only compiled code (SDF building, mesh distances) uses
-:func:`cpu_jit`.
+All three call the very same ``@device_fn`` helpers, so no formula exists twice. The parallel
+launcher's own body is a single call, which Numba's parallel transforms compile in moments (a large
+item inlined into a ``prange`` took three times as long as in a serial loop, and then once more
+for it). CPU-only compiled code (SDF building, mesh distances) uses :func:`cpu_jit`.
+
+What a first run compiles is kept small (the command line's first contact took minutes):
+
+- Helpers are typed and lowered once per argument type (a literal argument or a narrower integer
+  compiles no build of its own: :func:`_widened`) and *linked* into the functions that call them:
+  kept as LLVM IR with function-level optimisation only, never turned into machine code or cached
+  on their own (:class:`_LinkOnlyDispatcher`). The kernels' loops are linked into the one-call CPU
+  pipeline the same way (``Kernel.linked``). Numba's own way compiles every function to machine
+  code and optimises it again inside every caller that links it.
+- Inlining is LLVM's (``forceinline``), after typing: Numba's own inlining re-typed a helper at
+  every call site.
+- hydro's functions run LLVM's O3 module pipeline once (:class:`_HydroLibrary`), not twice.
+- CPU functions with ``prange`` loops have a serial build for small inputs (:class:`SerialOrThreaded`).
+
+These use Numba's compiler classes (``_FunctionCompiler``, ``JITCodeLibrary``), which is why
+hydro pins Numba's minor version.
 
 Importing this module changes nothing outside hydro. :func:`configure_runtime` (called by the
 ``hydro`` command, and otherwise before hydro first compiles anything) gives hydro's own
@@ -40,6 +53,7 @@ import re
 import sys
 import tempfile
 import time
+import types as types_module
 import warnings
 
 import numba
@@ -47,6 +61,10 @@ from numba import cuda, prange
 from numba.core import caching
 from numba.core import event as numba_event
 from numba.core import serialize as numba_serialize
+from numba.core import compiler as numba_compiler
+from numba.core import types
+from numba.core.codegen import JITCodeLibrary
+from numba.core.dispatcher import _FunctionCompiler
 from numba.core.registry import CPUDispatcher
 
 from .errors import HydroWarning
@@ -362,18 +380,146 @@ class _AnnouncingNullCache(caching.NullCache):
         _announce_compile()
 
 
+class _HydroLibrary(JITCodeLibrary):
+    """The code of one of hydro's compiled functions. Numba optimises a function's module (with
+    the functions it calls linked in) with LLVM's O3 pipeline twice: a variant first, to inline
+    reference-count operations together for its pruning pass, then the full one. hydro's kernels
+    keep no reference counts, so one full pass does (it halves the time LLVM takes to compile
+    the contact pipeline; the machine code runs as fast)."""
+
+    def _optimize_final_module(self):
+        mpm, mpb = self._codegen._module_pass_manager()
+        with self._recorded_timings.record("Module passes (full optimization)", mpb):
+            mpm.run(self._final_module, mpb)
+
+
+class _LinkOnlyLibrary(_HydroLibrary):
+    """Code that is only ever linked into the functions that call it: kept as LLVM IR, optimised
+    there (inlined into its callers) and never turned into machine code of its own. Numba emits
+    machine code for every function it compiles, and again in every caller that links it."""
+
+    def _optimize_final_module(self):
+        pass
+
+    def _finalize_final_module(self):
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        self._finalized = True
+
+
+class _HydroCompiler(_FunctionCompiler):
+    """Numba's function compiler, building into a :class:`_HydroLibrary`."""
+
+    link_only = False
+
+    def _compile_core(self, args, return_type):
+        flags = numba_compiler.Flags()
+        self.targetdescr.options.parse_as_flags(flags, self.targetoptions)
+        codegen = self.targetdescr.target_context.codegen()
+        if self.link_only:
+            # no wrappers (nothing calls it from Python) and no executable: callers find it under
+            # the key _LinkOnlyDispatcher.add_overload gives it
+            flags.no_cpython_wrapper = True
+            flags.no_cfunc_wrapper = True
+            flags.no_compile = True
+            library = _LinkOnlyLibrary(codegen, self.py_func.__qualname__)
+        else:
+            library = _HydroLibrary(codegen, self.py_func.__qualname__)
+            library.enable_object_caching()  # as Numba's own libraries: the disk cache stores machine code
+        cres = numba_compiler.compile_extra(self.targetdescr.typing_context, self.targetdescr.target_context,
+                                            self.py_func, args=args, return_type=return_type, flags=flags,
+                                            locals=self.locals, library=library, pipeline_class=self.pipeline_class)
+        if cres.typing_error is not None:
+            raise cres.typing_error
+        return cres
+
+
+class _LinkOnlyCompiler(_HydroCompiler):
+    link_only = True
+
+
+class _LinkOnlyEntry:
+    """Where a link-only build's executable would be: the key its callers find it under."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *args, **kws):
+        raise TypeError(f"{self.name} is compiled to be linked into compiled callers only")
+
+
+def _widened(t):
+    """The argument type a helper is compiled for: a literal as its plain type and every integer as
+    int64, so a helper called with ``0``, ``1``, … or with int32 and int64 values is compiled once."""
+    t = types.unliteral(t)
+    if isinstance(t, types.Integer) and t.bitwidth <= 64 and t != types.uint64:
+        return types.int64
+    return t
+
+
 class _HydroDispatcher(CPUDispatcher):
     """A CPU dispatcher of hydro's: before it compiles (or loads) anything, the runtime is set up
-    and the dispatcher gets the runtime's cache (only dispatchers in use pay for one)."""
+    and the dispatcher gets the runtime's cache (only dispatchers in use pay for one). Called from
+    compiled code it compiles one build per argument type (:func:`_widened`), not one per literal."""
 
     _cache_runtime = None
+    _compiler_class = _HydroCompiler
+
+    def __init__(self, py_func, locals, targetoptions):
+        super().__init__(py_func=py_func, locals=locals, targetoptions=targetoptions)
+        if not targetoptions.get("parallel"):  # parfors build their own libraries: Numba's compiler
+            self._compiler = self._compiler_class(py_func, self.targetdescr, targetoptions, locals,
+                                                  self._compiler.pipeline_class)
 
     def compile(self, sig):
         rt = _ensure_runtime()
         if self._cache_runtime is not rt:
-            self._cache = _HydroCache(self.py_func) if rt.cache_writable() else _AnnouncingNullCache()
+            self._cache = self._make_cache(rt)
             self._cache_runtime = rt
         return super().compile(sig)
+
+    def _make_cache(self, rt):
+        return _HydroCache(self.py_func) if rt.cache_writable() else _AnnouncingNullCache()
+
+    def get_call_template(self, args, kws):
+        return super().get_call_template(tuple(_widened(a) for a in args), kws)
+
+    if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
+
+        def __call__(self, *args, **kws):
+            # simulator arrays, which compiled code cannot unbox: run the Python source
+            for a in args:
+                if _holds_fake_array(a):
+                    return self.py_func(*args, **kws)
+            return super().__call__(*args, **kws)
+
+
+class _LinkOnlyDispatcher(_HydroDispatcher):
+    """A device helper's dispatcher: compiled code that calls it links its LLVM IR (LLVM inlines it
+    when it is small or ``forceinline``); it has no machine code or on-disk cache entry of its own
+    (the functions that call it are cached whole). A call from Python goes to a twin compiled with
+    the usual wrapper, so helpers stay callable from tests and scripts."""
+
+    _twin = None
+    _compiler_class = _LinkOnlyCompiler
+
+    def _make_cache(self, rt):
+        return _AnnouncingNullCache()
+
+    def add_overload(self, cres):
+        # Numba finds a compiled function's implementation for its callers under its executable;
+        # a link-only build has none, so it is registered under a key of its own
+        key = _LinkOnlyEntry(self.py_func.__qualname__)
+        cres = cres._replace(entry_point=key)
+        self.targetctx.insert_user_function(key, cres.fndesc, [cres.library])
+        self.overloads[tuple(cres.signature.args)] = cres  # not in the C dispatch table: __call__ below
+
+    def __call__(self, *args, **kws):
+        if CUDASIM and any(_holds_fake_array(a) for a in args):  # pragma: no cover
+            return self.py_func(*args, **kws)
+        if self._twin is None:
+            self._twin = _HydroDispatcher(py_func=self.py_func, locals={}, targetoptions=dict(self.targetoptions))
+        return self._twin(*args, **kws)
 
 
 if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
@@ -389,22 +535,13 @@ if CUDASIM:  # pragma: no cover - exercised only in the simulator test process
             return True
         return isinstance(a, tuple) and any(_holds_fake_array(x) for x in a)
 
-    class _SimDispatcher(_HydroDispatcher):
-        """A CPU dispatcher that runs the Python source when given simulator arrays."""
 
-        def __call__(self, *args, **kws):
-            for a in args:
-                if _holds_fake_array(a):
-                    return self.py_func(*args, **kws)
-            return super().__call__(*args, **kws)
-
-
-def _dispatcher(fn, **options):
+def _dispatcher(fn, *, link_only=False, **options):
     if numba.config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: plain Python, as numba.njit does
         return fn
     # IEEE division (inf/NaN, no ZeroDivisionError) on the CPU as on CUDA: one source, one behaviour
     targetoptions = {"nopython": True, "boundscheck": None, "error_model": "numpy", **options}
-    cls = _SimDispatcher if CUDASIM else _HydroDispatcher
+    cls = _LinkOnlyDispatcher if link_only else _HydroDispatcher
     return cls(py_func=fn, locals={}, targetoptions=targetoptions)
 
 
@@ -413,23 +550,55 @@ def device_fn(fn=None, *, inline: bool = False):
 
     Helpers may use scalars, tuples, array indexing, loops and ``math``; no allocation, no
     exceptions, no Python objects, so that the same source compiles for CUDA. Helpers are
-    compiled once and called (LLVM inlines the small ones where they are linked in); ``inline``
-    asks Numba to inline a helper into each caller instead, for a tiny helper whose callers must
-    see its constants (a choice between builds, say).
+    compiled once per argument type and linked into their callers, where LLVM inlines the small
+    ones; ``inline`` makes LLVM inline the helper at every call site (``forceinline``: samplers
+    that take the SDFView, whose arrays a call would pass one by one).
     """
 
     def wrap(f):
         # helpers allocate nothing: no reference counting (else every array read out of a tuple
         # argument costs an atomic increment and decrement per call)
-        return _dispatcher(f, _nrt=False, **({"inline": "always"} if inline else {}))
+        return _dispatcher(f, link_only=True, _nrt=False, forceinline=bool(inline))
 
     return wrap(fn) if fn is not None else wrap
 
 
-def cpu_jit(fn=None, *, parallel: bool = False):
-    """A CPU-only compiled function of hydro's (SDF building, mesh distance), cached like the kernels."""
+class SerialOrThreaded:
+    """A CPU function with ``prange`` loops in two builds: a call whose largest array has fewer
+    than ``serial_below`` rows runs the serial build (``prange`` as ``range``), a larger one the
+    threaded build. Each is compiled when first needed, so a small first run compiles no threaded
+    build (several seconds each)."""
+
+    def __init__(self, fn, serial_below: int):
+        self.py_func = fn
+        self.serial_below = int(serial_below)
+        self.serial = _dispatcher(fn)
+        # a function of its own name: Numba's cache keys an entry on name, signature and bytecode,
+        # not options, and would load one build for the other
+        threaded = types_module.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "__threaded", fn.__defaults__,
+                                             fn.__closure__)
+        threaded.__qualname__ = fn.__qualname__ + "__threaded"
+        threaded.__module__ = fn.__module__
+        self.threaded = _dispatcher(threaded, parallel=True)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args):
+        rows = max((a.shape[0] for a in args if getattr(a, "ndim", 0) > 0), default=0)
+        return (self.threaded if rows >= self.serial_below else self.serial)(*args)
+
+
+def cpu_jit(fn=None, *, parallel: bool = False, serial_below: int | None = None):
+    """A CPU-only compiled function of hydro's (SDF building, mesh distance), cached like the kernels.
+
+    ``parallel``: its ``prange`` loops run on threads; with ``serial_below`` too, calls whose
+    largest array has fewer rows run a serial build instead (:class:`SerialOrThreaded`; called
+    from Python only)."""
 
     def wrap(f):
+        if numba.config.DISABLE_JIT:
+            return f
+        if parallel and serial_below is not None:
+            return SerialOrThreaded(f, serial_below)
         return _dispatcher(f, **({"parallel": True} if parallel else {}))
 
     return wrap(fn) if fn is not None else wrap
@@ -513,9 +682,14 @@ class Kernel:
         # array read out of a tuple argument (an SDFView) costs an atomic increment and decrement
         # per item, which Numba's pruning cannot always remove.
         # the item inlined into its one loop (a call per item would pass every array each time)
-        inlined = item if numba.config.DISABLE_JIT else _dispatcher(item.py_func, _nrt=False, inline="always")
-        self.loop = _dispatcher(_launcher(_RANGE_LOOP, name, "loop", inlined), _nrt=False)
-        self.parallel = _dispatcher(_launcher(_PARALLEL_LAUNCHER, name, "parallel", item, self.loop), parallel=True,
+        inlined = item if numba.config.DISABLE_JIT else _dispatcher(item.py_func, link_only=True, _nrt=False,
+                                                                        forceinline=True)
+        loop = _launcher(_RANGE_LOOP, name, "loop", inlined)
+        self.loop = _dispatcher(loop, _nrt=False)  # launched from Python
+        # the same loop for compiled callers (the one-call pipeline, the parallel build): they link
+        # its code, so it needs no machine code, wrapper or cache entry of its own
+        self.linked = _dispatcher(loop, link_only=True, _nrt=False)
+        self.parallel = _dispatcher(_launcher(_PARALLEL_LAUNCHER, name, "parallel", item, self.linked), parallel=True,
                                     _nrt=False)
         self.cuda = cuda.jit(_launcher(_CUDA_LAUNCHER, name, "cuda", item)) if cuda_build else None
         KERNELS[name] = self

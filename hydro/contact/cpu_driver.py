@@ -46,7 +46,7 @@ def _launcher(k, threaded, serial_below=None):
     """``launch(n, args)`` of kernel ``k`` for compiled callers: its parallel build at or above the
     threshold when ``threaded``, else its loop (a serial driver never compiles a parallel build)."""
     parallel = k.parallel
-    loop = k.loop
+    loop = k.linked
     threshold = k.serial_below if serial_below is None else serial_below
 
     @device_fn(inline=True)

@@ -263,7 +263,7 @@ def primitive_phi(kind, params, x, y, z):
     return primitive_phi3(kind, params[0], params[1], params[2], x, y, z)
 
 
-@cpu_jit(parallel=True)
+@cpu_jit(parallel=True, serial_below=1 << 20)
 def _primitive_phi_many(kind, params, pts, out):
     for i in prange(pts.shape[0]):
         out[i] = primitive_phi(kind, params, pts[i, 0], pts[i, 1], pts[i, 2])

@@ -30,8 +30,12 @@ from .pack import SDFPack
 from .layout import BRICK, BRICK_SAMPLES, FORMAT_DTYPES, SAMPLES_PER_BRICK, SDFSettings, grid_layout
 from .sample import trilerp
 
+#: Builds of fewer samples than this run their loops serially (a 64³ primitive: about 0.4 M samples,
+#: a few milliseconds), so loading a small scene never compiles the threaded builds
+SERIAL_SAMPLES = 1 << 20
 
-@cpu_jit(parallel=True)
+
+@cpu_jit(parallel=True, serial_below=SERIAL_SAMPLES)
 def _brick_sample_points(origin, h, nb, bricks, out):
     """Sample positions of the given bricks, x fastest: out (len(bricks) * SAMPLES_PER_BRICK, 3)."""
     for k in prange(bricks.shape[0]):
@@ -49,7 +53,7 @@ def _brick_sample_points(origin, h, nb, bricks, out):
                     out[j, 2] = origin[2] + (BRICK * bz + lz) * h
 
 
-@cpu_jit(parallel=True)
+@cpu_jit(parallel=True, serial_below=SERIAL_SAMPLES)
 def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fine, out_error):
     """Flag the bricks to store fine: some exact sample lies in the band [inner, outer] and
     trilinear interpolation of the coarse grid misses some sample by more than ``tolerance``.
@@ -91,7 +95,7 @@ def _coarse_mismatch(coarse, nb, bricks, values, tolerance, inner, outer, out_fi
         out_error[k] = worst
 
 
-@cpu_jit(parallel=True)
+@cpu_jit(parallel=True, serial_below=SERIAL_SAMPLES)
 def _brick_slopes(nb, h, slot, atlas_values, coarse, out):
     """Per brick and axis: the largest |∂φ/∂x_i| of the stored, trilinearly interpolated field.
 
@@ -137,7 +141,7 @@ def _brick_slopes(nb, h, slot, atlas_values, coarse, out):
             out[b, 2] = gz / (BRICK * h)
 
 
-@cpu_jit(parallel=True)
+@cpu_jit(parallel=True, serial_below=SERIAL_SAMPLES)
 def _cell_center_points(origin, h, nb, bricks, out):
     """Centres of every voxel of the given bricks, x fastest: out (len(bricks) * BRICK³, 3)."""
     n = BRICK * BRICK * BRICK
@@ -155,7 +159,7 @@ def _cell_center_points(origin, h, nb, bricks, out):
                     out[j, 2] = origin[2] + (BRICK * bz + lz + 0.5) * h
 
 
-@cpu_jit(parallel=True)
+@cpu_jit(parallel=True, serial_below=SERIAL_SAMPLES)
 def _exact_gap(nb, bricks, slot, atlas_values, coarse, exact, out):
     """Per brick: the largest |exact φ − stored φ| over its voxel centres and grid samples, where
     the stored field is what the device samplers interpolate (fine samples or the coarse cell).
@@ -187,7 +191,7 @@ def _exact_gap(nb, bricks, slot, atlas_values, coarse, exact, out):
         out[k] = worst
 
 
-@cpu_jit(parallel=True)
+@cpu_jit(parallel=True, serial_below=SERIAL_SAMPLES)
 def _quantize(values, lo, scale_inv, levels, out):
     for i in prange(values.shape[0]):
         q = math.floor((values[i] - lo) * scale_inv + 0.5)
