@@ -19,9 +19,9 @@ What a first run compiles is kept small (the command line's first contact took m
 
 - Helpers are typed and lowered once per argument type (a literal argument or a narrower integer
   compiles no build of its own: :func:`_widened`) and *linked* into the functions that call them:
-  kept as LLVM IR with function-level optimisation only, never turned into machine code or cached
-  on their own (:class:`_LinkOnlyDispatcher`). The kernels' loops are linked into the one-call CPU
-  pipeline the same way (``Kernel.linked``). Numba's own way compiles every function to machine
+  kept (and cached) as LLVM IR with function-level optimisation only, never turned into machine
+  code on their own (:class:`_LinkOnlyDispatcher`). The kernels' loops are linked into the one-call
+  CPU pipeline the same way (``Kernel.linked``). Numba's own way compiles every function to machine
   code and optimises it again inside every caller that links it.
 - Inlining is LLVM's (``forceinline``), after typing: Numba's own inlining re-typed a helper at
   every call site.
@@ -57,11 +57,12 @@ import types as types_module
 import warnings
 
 import numba
+from llvmlite import binding as llvm_binding
 from numba import cuda, prange
 from numba.core import caching
+from numba.core import compiler as numba_compiler
 from numba.core import event as numba_event
 from numba.core import serialize as numba_serialize
-from numba.core import compiler as numba_compiler
 from numba.core import types
 from numba.core.codegen import JITCodeLibrary
 from numba.core.dispatcher import _FunctionCompiler
@@ -448,6 +449,43 @@ class _LinkOnlyEntry:
         raise TypeError(f"{self.name} is compiled to be linked into compiled callers only")
 
 
+class _LinkOnlyCacheImpl(_HydroCacheImpl):
+    """The disk cache of a link-only build: its LLVM IR (bitcode, with the helpers it links) and
+    what its callers need to call it (its descriptor and signature), not machine code. Its files
+    are named apart from the same function's ordinary build (``…-linked``)."""
+
+    def __init__(self, py_func):  # noqa: D107
+        super().__init__(py_func)
+        stem, _, version = self._filename_base.rpartition(".")
+        self._filename_base = f"{stem}-linked.{version}"
+
+    def reduce(self, cres):
+        fndesc = cres.fndesc
+        fndesc.typemap = fndesc.calltypes = None  # as Numba's own: not needed, may not pickle
+        return (cres.library.name, cres.library._get_module_for_linking().as_bitcode(), fndesc, cres.signature,
+                cres.environment, tuple(cres.reload_init or ()))
+
+    def rebuild(self, target_context, payload):
+        name, bitcode, fndesc, signature, environment, reload_init = payload
+        for fn in reload_init:
+            fn()
+        library = _LinkOnlyLibrary(target_context.codegen(), name)
+        library._final_module = llvm_binding.parse_bitcode(bitcode)
+        library._finalize_final_module()
+        return numba_compiler.CompileResult(
+            target_context=target_context, typing_context=target_context.typing_context, library=library,
+            environment=environment, entry_point=None, fndesc=fndesc, type_annotation=None, signature=signature,
+            objectmode=False, lifted=(), typing_error=None, call_helper=None, metadata=None,
+            reload_init=list(reload_init), referenced_envs=())
+
+    def check_cachable(self, cres):
+        return not cres.library.has_dynamic_globals
+
+
+class _LinkOnlyCache(_HydroCache):
+    _impl_class = _LinkOnlyCacheImpl
+
+
 def _widened(t):
     """The argument type a helper is compiled for: a literal as its plain type and every integer as
     int64, so a helper called with ``0``, ``1``, … or with int32 and int64 values is compiled once."""
@@ -496,15 +534,17 @@ class _HydroDispatcher(CPUDispatcher):
 
 class _LinkOnlyDispatcher(_HydroDispatcher):
     """A device helper's dispatcher: compiled code that calls it links its LLVM IR (LLVM inlines it
-    when it is small or ``forceinline``); it has no machine code or on-disk cache entry of its own
-    (the functions that call it are cached whole). A call from Python goes to a twin compiled with
-    the usual wrapper, so helpers stay callable from tests and scripts."""
+    when it is small or ``forceinline``); it has no machine code of its own, and its cache entry is
+    that IR (:class:`_LinkOnlyCacheImpl`: a new build of a function that calls it, say the threaded
+    pipeline after the serial one, links it from the cache instead of compiling it again). A call
+    from Python goes to a twin compiled with the usual wrapper, so helpers stay callable from tests
+    and scripts."""
 
     _twin = None
     _compiler_class = _LinkOnlyCompiler
 
     def _make_cache(self, rt):
-        return _AnnouncingNullCache()
+        return _LinkOnlyCache(self.py_func) if rt.cache_writable() else _AnnouncingNullCache()
 
     def add_overload(self, cres):
         # Numba finds a compiled function's implementation for its callers under its executable;
