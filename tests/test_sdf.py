@@ -304,6 +304,35 @@ def test_brick_slope_bounds_hold(geometry):
         assert np.any(np.sort(sdf.brick_slopes.reshape(-1, 3), axis=1)[:, 1] < 1e-6)
 
 
+@pytest.mark.parametrize("geometry", [Box((0.3, 0.2, 0.15)), Sphere(0.1), None], ids=["box", "sphere", "mesh"])
+def test_bricks_say_where_the_exact_field_is_affine(geometry):
+    # brick_curved is 0 exactly where the exact field is one affine function over the brick (a box's
+    # face regions; none of a sphere; a mesh's field is its stored one, flagged curved throughout),
+    # checked at random points of every brick against the affine fit of its corners
+    if geometry is None:
+        import trimesh
+
+        tm = trimesh.creation.box(extents=(0.3, 0.2, 0.15))
+        geometry = Mesh(tm.vertices, tm.faces, name="box_mesh")
+    sdf = build_sdf(geometry, SDFSettings(max_resolution=64))
+    curved = sdf.brick_curved
+    rng = np.random.default_rng(3)
+    h8 = 8 * sdf.voxel_size
+    affine_bricks = 0
+    for bz, by, bx in np.argwhere(curved == 0):
+        lo = sdf.origin + np.array([bx, by, bz]) * h8
+        corners = lo + h8 * np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], float)
+        v0, vx, vy, vz = geometry.phi(corners)
+        t = rng.uniform(0.0, 1.0, (64, 3))
+        expect = v0 + (vx - v0) * t[:, 0] + (vy - v0) * t[:, 1] + (vz - v0) * t[:, 2]
+        np.testing.assert_allclose(geometry.phi(lo + h8 * t), expect, rtol=0, atol=1e-9 * sdf.voxel_size)
+        affine_bricks += 1
+    if geometry.kind_name == "box":
+        assert affine_bricks >= 0.25 * curved.size  # the face regions away from the edges (80 of 240)
+    else:
+        assert affine_bricks == 0
+
+
 def test_ellipsoid_distance_is_exact():
     # No point of the surface is closer than the returned distance, and a dense sample of the
     # surface comes within its spacing of it (an independent check of Eberly's root finding).

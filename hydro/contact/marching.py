@@ -23,11 +23,12 @@ from numba import int64
 
 from ..backend import device_fn, kernel
 from ..sdf.layout import BRICK, F_ORIGIN
-from ..sdf.sample import (field_phi, primitive_field_phi, sdf_grid_brick, sdf_grid_brick_value, sdf_grid_phi,
-                          sdf_phi_reuse)
+from ..sdf.sample import (field_phi, primitive_field_phi, sdf_brick_slopes, sdf_grid_brick, sdf_grid_brick_value,
+                          sdf_grid_phi, sdf_phi_reuse, sdf_slopes)
 from .contacts import emit_triangle, triangle_is_contact
 from .interface import interface_value
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
+from .refine import SQRT3
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
                          PI_EXACT, PI_SDF_A, PI_SDF_B, b_to_a)
 
@@ -38,7 +39,9 @@ BLOCK_EDGES = 3 * (BLOCK_SAMPLES - 1) * BLOCK_SAMPLES**2  # 54 grid edges betwee
 # per grid edge its crossing once found (t from the edge's lower point, eA, eB; t NaN until then),
 # so the voxels and both passes that share an edge settle it once and see the same vertex
 EDGE_CACHE = 3 * BLOCK_POINTS
-BLOCK_ROW = EDGE_CACHE + 3 * BLOCK_EDGES
+#: then the block's ``exact`` bits (:func:`_with_curved_bits`), for the scatter pass
+BLOCK_EXACT = EDGE_CACHE + 3 * BLOCK_EDGES
+BLOCK_ROW = BLOCK_EXACT + 1
 
 
 @device_fn(inline=True)
@@ -58,6 +61,30 @@ def _field_values(p, pairs, sdf, x, y, z, exact, ma, mb):
     ea = field_phi(pairs.i[p, PI_SDF_A], ax, ay, az, sdf, exact & 1) - ma
     eb = field_phi(pairs.i[p, PI_SDF_B], x, y, z, sdf, exact & 2) - mb
     return ea, eb
+
+
+#: ``exact`` bits of a block beyond the pair's (``PI_EXACT``: 1 A, 2 B evaluated exactly): 4 (A) and
+#: 8 (B) where that exactly evaluated field may be curved over the block
+CURVED_A, CURVED_B = 4, 8
+
+
+@device_fn(inline=True)
+def _with_curved_bits(p, pairs, sdf, exact, x, y, z, h):
+    """The pair's ``exact`` bits, with ``CURVED_A`` / ``CURVED_B`` for each exactly evaluated field
+    that may be curved over the block centred at B-local (x, y, z) (voxel h): over a brick where a
+    primitive's field is affine (a box's face region; ``B_CURVED`` 0), and a stored field is
+    trilinear, the interface is linear along every grid edge, so the linear crossing is exact and
+    needs no settling step."""
+    if exact & 1:
+        ax, ay, az = b_to_a(pairs, p, x, y, z)
+        gx, gy, gz, gap, curved = sdf_slopes(pairs.i[p, PI_SDF_A], ax, ay, az, SQRT3 * h, sdf)  # A's bricks it meets
+        if curved > 0.0:
+            exact |= CURVED_A
+    if exact & 2:
+        gx, gy, gz, gap, curved = sdf_brick_slopes(pairs.i[p, PI_SDF_B], x, y, z, sdf)  # the block lies in one brick
+        if curved > 0.0:
+            exact |= CURVED_B
+    return exact
 
 
 @device_fn(inline=True)
@@ -107,16 +134,10 @@ def _block_edge(i0, i1):
     return 2 * (BLOCK_EDGES // 3) + (gz * BLOCK_SAMPLES + gy) * BLOCK_SAMPLES + gx
 
 
-@device_fn(inline=False)
-def _edge_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, sdf, exact, ox, oy, oz, h, ma, mb, ka,
-                   kb, kna, knb, interface):
-    """The crossing of the interface on the block edge from point i0 to i1 (lower to upper),
-    stored in the edge cache at ``slot`` and returned as (t, eA, eB).
-
-    The linear crossing of the points' f; with a field evaluated exactly (``exact`` bits), the
-    crossing is settled on the true interface by one parabolic step (two evaluations), and eA, eB
-    are the fields' values there. Kept as stored (float32), so a vertex read back from the cache is
-    the vertex first found."""
+@device_fn(inline=True)
+def _linear_crossing(b, corners, i0, i1):
+    """The linear crossing of the interface on the block edge from point i0 to i1 (lower to upper),
+    from the points' stored f: (t from i0, eA and eB interpolated there, f0, f1)."""
     ea0 = float(corners[b, i0])
     eb0 = float(corners[b, BLOCK_POINTS + i0])
     ea1 = float(corners[b, i1])
@@ -128,9 +149,31 @@ def _edge_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, s
         t = 0.5
     else:
         t = -f0 / d
-    ea = ea0 + t * (ea1 - ea0)
-    eb = eb0 + t * (eb1 - eb0)
-    if exact != 0 and 0.0 < t < 1.0 and d != 0.0:
+    return t, ea0 + t * (ea1 - ea0), eb0 + t * (eb1 - eb0), f0, f1
+
+
+@device_fn(inline=True)
+def _cached_crossing(b, corners, slot, t, ea, eb):
+    """Store a crossing in the edge cache at ``slot`` as float32 and return it as stored, so a
+    vertex read back from the cache is the vertex first found."""
+    t = float(np.float32(t))
+    ea = float(np.float32(ea))
+    eb = float(np.float32(eb))
+    corners[b, slot] = t
+    corners[b, slot + 1] = ea
+    corners[b, slot + 2] = eb
+    return t, ea, eb
+
+
+@device_fn(inline=False)
+def _settled_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, sdf, exact, ox, oy, oz, h, ma, mb,
+                      ka, kb, kna, knb, interface):
+    """The crossing on the block edge from point i0 to i1 where an exactly evaluated field may be
+    curved (``CURVED_A``/``CURVED_B`` bits of ``exact``): the linear crossing settled on the true
+    interface by one parabolic step (two evaluations), with eA, eB the fields' values there;
+    cached and returned as (t, eA, eB)."""
+    t, ea, eb, f0, f1 = _linear_crossing(b, corners, i0, i1)
+    if 0.0 < t < 1.0 and f1 != f0:
         # the fields at the linear root, then (unless it is on the interface) at the settled one:
         # one call site, so the samplers are compiled into this function once
         for step in range(2):
@@ -142,22 +185,17 @@ def _edge_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, s
             if ft == 0.0:
                 break
             t = _settled_root(f0, t, ft, f1)
-    t = float(np.float32(t))
-    ea = float(np.float32(ea))
-    eb = float(np.float32(eb))
-    corners[b, slot] = t
-    corners[b, slot + 1] = ea
-    corners[b, slot + 2] = eb
-    return t, ea, eb
+    return _cached_crossing(b, corners, slot, t, ea, eb)
 
 
 @device_fn(inline=True)
 def _edge_vertex(b, q, e, corners, clamp, p, pairs, sdf, exact, ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface):
     """Crossing on edge e of voxel q of block b: (x, y, z in voxel units from the block's corner, eA, eB).
 
-    Found once per block edge (:func:`_edge_crossing`, into the edge cache of the block's row) and
-    read back by every voxel and pass that meets the edge; the position is clamped to [c, 1 − c]
-    of the edge (the values stay those of the crossing)."""
+    Found once per block edge (the linear crossing, or where an exact field may be curved the
+    settled one, :func:`_settled_crossing`), into the edge cache of the block's row, and read back
+    by every voxel and pass that meets the edge; the position is clamped to [c, 1 − c] of the
+    edge (the values stay those of the crossing)."""
     c0 = EDGE_CORNERS[e, 0]
     c1 = EDGE_CORNERS[e, 1]
     i0 = _point_index(q, c0)
@@ -173,9 +211,12 @@ def _edge_vertex(b, q, e, corners, clamp, p, pairs, sdf, exact, ox, oy, oz, h, m
     if t == t:  # found before (not NaN)
         ea = float(corners[b, slot + 1])
         eb = float(corners[b, slot + 2])
+    elif exact & (CURVED_A | CURVED_B):
+        t, ea, eb = _settled_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, sdf, exact, ox, oy,
+                                      oz, h, ma, mb, ka, kb, kna, knb, interface)
     else:
-        t, ea, eb = _edge_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, sdf, exact, ox, oy, oz,
-                                   h, ma, mb, ka, kb, kna, knb, interface)
+        t, ea, eb, f0, f1 = _linear_crossing(b, corners, i0, i1)
+        t, ea, eb = _cached_crossing(b, corners, slot, t, ea, eb)
     t = min(max(t, clamp), 1.0 - clamp)
     return x0 + t * dx, y0 + t * dy, z0 + t * dz, ea, eb
 
@@ -230,14 +271,24 @@ def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0,
     return ea, eb
 
 
+@device_fn(inline=True)
+def _phi_a(p, pairs, sdf, sa, x, y, z):
+    """A's exact φ at B-local (x, y, z)."""
+    ax, ay, az = b_to_a(pairs, p, x, y, z)
+    return primitive_field_phi(sa, ax, ay, az, sdf)
+
+
 @device_fn(inline=False)
 def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
-    """Store eA, eB and f at the block's 27 points (and clear its edge cache); return how many
-    have f < 0.
+    """Store eA, eB and f at the block's 27 points and, when they are not all of one sign (the
+    block holds some of the surface), clear its edge cache and store its ``exact`` bits
+    (:func:`_with_curved_bits`); return how many points have f < 0.
 
     The 27 points lie in one of B's bricks (blocks start at even samples, bricks hold 9³), which
     is read once (points on its far faces take the next brick's values, as every lookup does),
-    and runs of them often fall in one cell of A's coarser grid, whose corners are reused.
+    and runs of them often fall in one cell of A's coarser grid, whose corners are reused. An
+    exact field that is affine over the block (a box's face region) is evaluated at four points
+    and the rest follow from those (exactly, to rounding).
     """
     pair_f = pairs.f
     sa = pairs.i[p, PI_SDF_A]
@@ -249,8 +300,25 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     kb = pair_f[p, PF_KB]
     kna = pair_f[p, PF_KNA]
     knb = pair_f[p, PF_KNB]
-    exact = pairs.i[p, PI_EXACT]
-    bslot, lx, ly, lz, b0, b1, b2, b3, b4, b5, b6, b7 = sdf_grid_brick(sb, i, j, k, sdf)
+    x0 = sdf.params_f[sb, F_ORIGIN] + i * h
+    y0 = sdf.params_f[sb, F_ORIGIN + 1] + j * h
+    z0 = sdf.params_f[sb, F_ORIGIN + 2] + k * h
+    exact = _with_curved_bits(p, pairs, sdf, pairs.i[p, PI_EXACT], x0 + h, y0 + h, z0 + h, h)
+    affine_a = exact & 1 != 0 and exact & CURVED_A == 0
+    affine_b = exact & 2 != 0 and exact & CURVED_B == 0
+    a0 = gax = gay = gaz = 0.0
+    if affine_a:
+        a0 = _phi_a(p, pairs, sdf, sa, x0, y0, z0)
+        gax = _phi_a(p, pairs, sdf, sa, x0 + h, y0, z0) - a0
+        gay = _phi_a(p, pairs, sdf, sa, x0, y0 + h, z0) - a0
+        gaz = _phi_a(p, pairs, sdf, sa, x0, y0, z0 + h) - a0
+    b0 = gbx = gby = gbz = 0.0
+    if affine_b:
+        b0 = primitive_field_phi(sb, x0, y0, z0, sdf)
+        gbx = primitive_field_phi(sb, x0 + h, y0, z0, sdf) - b0
+        gby = primitive_field_phi(sb, x0, y0 + h, z0, sdf) - b0
+        gbz = primitive_field_phi(sb, x0, y0, z0 + h, sdf) - b0
+    bslot, lx, ly, lz, c0, c1, c2, c3, c4, c5, c6, c7 = sdf_grid_brick(sb, i, j, k, sdf)
     key_slot = -2
     key_x = 0
     key_y = 0
@@ -264,18 +332,22 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         x = sdf.params_f[sb, F_ORIGIN] + (i + dx) * h
         y = sdf.params_f[sb, F_ORIGIN + 1] + (j + dy) * h
         z = sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h
-        if exact & 2:
+        if affine_b:
+            eb = b0 + dx * gbx + dy * gby + dz * gbz - mb
+        elif exact & 2:
             eb = primitive_field_phi(sb, x, y, z, sdf) - mb
         elif lx + dx == BRICK or ly + dy == BRICK or lz + dz == BRICK:
             # a face shared with the next brick: its value is the next brick's (as everywhere
             # else: one value per grid point, or neighbouring blocks could disagree on a sign)
             eb = sdf_grid_phi(sb, i + dx, j + dy, k + dz, sdf) - mb
         else:
-            eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, b0, b1, b2, b3, b4, b5, b6, b7, sdf) - mb
-        ax, ay, az = b_to_a(pairs, p, x, y, z)
-        if exact & 1:
-            phi_a = primitive_field_phi(sa, ax, ay, az, sdf)
+            eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, c0, c1, c2, c3, c4, c5, c6, c7, sdf) - mb
+        if affine_a:
+            phi_a = a0 + dx * gax + dy * gay + dz * gaz
+        elif exact & 1:
+            phi_a = _phi_a(p, pairs, sdf, sa, x, y, z)
         else:
+            ax, ay, az = b_to_a(pairs, p, x, y, z)
             phi_a, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7 = sdf_phi_reuse(
                 sa, ax, ay, az, sdf, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7)
         ea32 = float(np.float32(phi_a - ma))
@@ -286,8 +358,10 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         corners[b, 2 * BLOCK_POINTS + g] = f
         if np.float32(f) < 0.0:
             n_neg += 1
-    for e in range(BLOCK_EDGES):
-        corners[b, EDGE_CACHE + 3 * e] = math.nan
+    if 0 < n_neg < BLOCK_POINTS:  # the block holds the surface: its edges are looked at
+        for e in range(BLOCK_EDGES):
+            corners[b, EDGE_CACHE + 3 * e] = math.nan
+        corners[b, BLOCK_EXACT] = exact
     return n_neg
 
 
@@ -325,7 +399,7 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
     mb = pair_f[p, PF_MARGIN_B]
     keff = pair_f[p, PF_KEFF]
     gap = pair_f[p, PF_GAP]
-    exact = pairs.i[p, PI_EXACT]
+    exact = int64(corners[b, BLOCK_EXACT])
     o = 0
     if write:
         o = tri_offsets[b]
@@ -356,7 +430,7 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
             if not triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0 + eb0, ea1 + eb1, ea2 + eb2, gap, h):
                 continue
             if write and o < capacity:
-                curved = exact != 0 and ea0 + eb0 < 0.0 and ea1 + eb1 < 0.0 and ea2 + eb2 < 0.0
+                curved = exact & (CURVED_A | CURVED_B) != 0 and ea0 + eb0 < 0.0 and ea1 + eb1 < 0.0 and ea2 + eb2 < 0.0
                 ea_c = 0.0
                 eb_c = 0.0
                 if curved:

@@ -246,6 +246,8 @@ class SDF:
     |  |  | field over the brick (each <= 1 for a distance) |
     | ``brick_exact_gap`` | (bz, by, bx) | float32, m: for a primitive, a bound on |exact φ − stored φ| |
     |  |  | inside the brick (0 for a mesh, whose stored field is its field) |
+    | ``brick_curved`` | (bz, by, bx) | float32: 0 where a primitive's exact field is affine over the |
+    |  |  | brick (a box's face region), 1 elsewhere (and for meshes) |
     | ``notes`` | | meshes: what welding and merging did (one line each) |
     """
 
@@ -262,6 +264,7 @@ class SDF:
     offset: float
     brick_slopes: np.ndarray
     brick_exact_gap: np.ndarray | None = None
+    brick_curved: np.ndarray | None = None
     coarse_error: float = 0.0
     build_seconds: float = 0.0
     band_bricks: int = 0
@@ -331,21 +334,60 @@ class SDF:
 EXACT_GAP_SAFETY = 2.0
 
 
-def _brick_exact_gaps(geometry, evaluate, origin, h, nb, band, slot, stored, coarse3) -> np.ndarray:
+def _exact_at_centres(geometry, evaluate, origin, h, nb, band):
+    """A primitive's exact φ at every voxel centre of the band bricks, (band, BRICK³) in z, y, x
+    order (None for a mesh, whose stored field is its field)."""
+    if isinstance(geometry, Mesh) or len(band) == 0:
+        return None
+    centres = np.empty((len(band) * BRICK**3, 3))
+    _cell_center_points(np.asarray(origin, dtype=float), h, nb, band, centres)
+    return evaluate(centres).reshape(len(band), BRICK**3)
+
+
+def _brick_exact_gaps(h, nb, band, slot, stored, coarse3, exact_centres) -> np.ndarray:
     """Per brick, a bound on |exact φ − stored φ| (what refinement adds to its slack when the
     pipeline evaluates a primitive exactly): measured at every voxel centre of the band bricks and
     widened by ``EXACT_GAP_SAFETY``; bricks outside the band get the Lipschitz bound 2 × the brick
-    diagonal. Zero for meshes."""
+    diagonal. Zero for meshes (``exact_centres`` None)."""
     n_bricks = int(np.prod(nb))
-    if isinstance(geometry, Mesh) or len(band) == 0:
+    if exact_centres is None:
         return np.zeros(n_bricks, np.float32)
     gaps = np.full(n_bricks, 2.0 * math.sqrt(3.0) * BRICK * h)
-    centres = np.empty((len(band) * BRICK**3, 3))
-    _cell_center_points(np.asarray(origin, dtype=float), h, nb, band, centres)
     band_gap = np.empty(len(band))
-    _exact_gap(nb, band, slot, stored, coarse3.astype(np.float64), evaluate(centres), band_gap)
+    _exact_gap(nb, band, slot, stored, coarse3.astype(np.float64), exact_centres.ravel(), band_gap)
     gaps[band] = EXACT_GAP_SAFETY * band_gap
     return (gaps * (1.0 + 1e-6) + 1e-9).astype(np.float32)
+
+
+#: An exact field is affine over a brick when no sample or voxel centre of the brick lies farther
+#: than this (× the voxel) from the affine function through its corner samples
+AFFINE_TOLERANCE = 1e-9
+
+
+def _brick_curved(h, nb, band, values, exact_centres) -> np.ndarray:
+    """Per brick: 0 where a primitive's exact φ is affine over the brick (every sample of the
+    band brick, ``values`` (band, 9³), and every voxel centre, ``exact_centres`` (band, 8³), both
+    z, y, x order, within ``AFFINE_TOLERANCE`` × h of the affine function through the brick's
+    corner samples), else 1: outside the band, for meshes (``exact_centres`` None), and wherever
+    the field bends. Marching cubes settles an edge crossing of an exact field with a parabolic
+    step only where it is curved."""
+    curved = np.ones(int(np.prod(nb)), np.float32)
+    if exact_centres is None:
+        return curved
+    v = values.reshape(len(band), BRICK_SAMPLES, BRICK_SAMPLES, BRICK_SAMPLES)
+    v0 = v[:, 0, 0, 0]
+    gx = (v[:, 0, 0, BRICK] - v0) / BRICK
+    gy = (v[:, 0, BRICK, 0] - v0) / BRICK
+    gz = (v[:, BRICK, 0, 0] - v0) / BRICK
+
+    def misfit(points, offsets, n):
+        lz, ly, lx = (a.ravel() for a in np.meshgrid(*(np.arange(n) + offsets,) * 3, indexing="ij"))
+        affine = v0[:, None] + gx[:, None] * lx + gy[:, None] * ly + gz[:, None] * lz
+        return np.abs(points - affine).max(axis=1)
+
+    worst = np.maximum(misfit(v.reshape(len(band), -1), 0.0, BRICK_SAMPLES), misfit(exact_centres, 0.5, BRICK))
+    curved[band] = np.where(worst <= AFFINE_TOLERANCE * h, 0.0, 1.0)
+    return curved
 
 
 def _mesh_evaluator(mesh: Mesh, allow_open: bool):
@@ -423,6 +465,8 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     pts = np.empty((len(band) * SAMPLES_PER_BRICK, 3))
     _brick_sample_points(np.asarray(origin, dtype=float), h, nb, band, pts)
     values = evaluate(pts)
+    exact_centres = _exact_at_centres(geometry, evaluate, origin, h, nb, band)
+    brick_curved = _brick_curved(h, nb, band, values, exact_centres)
     fine_flag = np.empty(len(band), dtype=np.bool_)
     miss = np.empty(len(band))
     _coarse_mismatch(coarse.astype(np.float64), nb, band, values, settings.coarse_tolerance * h,
@@ -453,7 +497,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     slopes = np.empty((n_bricks, 3))
     _brick_slopes(nb, h, slot, stored, coarse3.astype(np.float64), slopes)
     brick_slopes = (slopes * (1.0 + 1e-6) + 1e-9).astype(np.float32)
-    exact_gap = _brick_exact_gaps(geometry, evaluate, origin, h, nb, band, slot, stored, coarse3)
+    exact_gap = _brick_exact_gaps(h, nb, band, slot, stored, coarse3, exact_centres)
     return SDF(
         geometry=geometry,
         settings=settings,
@@ -465,6 +509,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         brick_slot=slot.reshape(nb[2], nb[1], nb[0]),
         brick_slopes=brick_slopes.reshape(nb[2], nb[1], nb[0], 3),
         brick_exact_gap=exact_gap.reshape(nb[2], nb[1], nb[0]),
+        brick_curved=brick_curved.reshape(nb[2], nb[1], nb[0]),
         coarse_error=coarse_error,
         atlas=atlas,
         scale=float(scale),

@@ -157,9 +157,12 @@ I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: BRICK_BOUNDS values p
 I_PRIMITIVE = 11  # the primitive's kind code (hydro.geometry.primitives), −1 for a mesh: its exact φ
 I_COUNT = 12
 #: Values stored per brick at ``I_SLOPES_OFFSET``: bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the
-#: stored field, then (for a primitive) a bound on |exact φ − stored φ| inside the brick
-BRICK_BOUNDS = 4
+#: stored field, then (for a primitive) a bound on |exact φ − stored φ| inside the brick, then 1
+#: where the exact field may be curved inside the brick and 0 where it is affine (a box away from
+#: its edges), where the exact root of a grid edge is the linear one
+BRICK_BOUNDS = 5
 B_EXACT_GAP = 3
+B_CURVED = 4
 
 
 class SDFView(NamedTuple):

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..backend import get_device
 from ..geometry.primitives import PRIMITIVE_KINDS
-from .layout import (B_EXACT_GAP, BRICK_BOUNDS, F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_INV_VOXEL, F_JUMP, F_OFFSET,
+from .layout import (B_CURVED, B_EXACT_GAP, BRICK_BOUNDS, F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_INV_VOXEL, F_JUMP, F_OFFSET,
                      F_ORIGIN, F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET,
                      I_COUNT, I_FORMAT, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET, SDFView)
 from .sample import GRID_PHI, SAMPLE_PHI, SAMPLE_PHI_GRAD
@@ -22,7 +22,8 @@ class SDFPack:
     | ``slots`` | (Σ bricks,) int32 | fine slot per brick, −1 coarse |
     | ``coarse`` | (Σ coarse samples + bricks,) float32 | each shape's coarse grid, then its |
     |  |  | per-brick bounds (``BRICK_BOUNDS`` per brick at ``I_SLOPES_OFFSET``: three slopes, |
-    |  |  | then the gap between a primitive's exact φ and the stored one) |
+    |  |  | the gap between a primitive's exact φ and the stored one, whether the exact φ is |
+    |  |  | curved over the brick) |
     | ``atlas_f32`` / ``atlas_u16`` / ``atlas_u8`` | (Σ samples,) | fine samples by format |
     """
 
@@ -67,6 +68,7 @@ class SDFPack:
             bounds[:, :3] = sdf.brick_slopes.reshape(-1, 3)
             if sdf.brick_exact_gap is not None:
                 bounds[:, B_EXACT_GAP] = sdf.brick_exact_gap.ravel()
+            bounds[:, B_CURVED] = 1.0 if sdf.brick_curved is None else sdf.brick_curved.ravel()
             coarse.append(bounds.ravel())
             atlases[fmt].append(sdf.atlas.ravel())
             slot_off += sdf.brick_slot.size

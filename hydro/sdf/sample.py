@@ -11,7 +11,7 @@ import math
 
 from ..backend import device_fn, kernel
 from ..geometry.primitives import primitive_phi3
-from .layout import (B_EXACT_GAP, BRICK, BRICK_BOUNDS, BRICK_SAMPLES, BRICK_SHIFT, F_INV_VOXEL, F_OFFSET, F_ORIGIN,
+from .layout import (B_CURVED, B_EXACT_GAP, BRICK, BRICK_BOUNDS, BRICK_SAMPLES, BRICK_SHIFT, F_INV_VOXEL, F_OFFSET, F_ORIGIN,
                      F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_FLOAT32, FORMAT_UINT16, I_ATLAS_OFFSET, I_BRICKS,
                      I_COARSE_OFFSET, I_FORMAT, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET, INV_BRICK,
                      SAMPLES_PER_BRICK)
@@ -234,8 +234,10 @@ def _brick_range(g, r, nb):
 @device_fn(inline=True)
 def sdf_slopes(s, x, y, z, reach, sdf):
     """Bounds (gx, gy, gz) on |∂φ/∂x_i| of packed shape ``s`` over the cube of half edge
-    ``reach`` around local (x, y, z): the largest bounds of the bricks it overlaps; and the largest
-    exact-to-stored gap of those bricks (:data:`~hydro.sdf.layout.B_EXACT_GAP`): (gx, gy, gz, gap).
+    ``reach`` around local (x, y, z): the largest bounds of the bricks it overlaps; the largest
+    exact-to-stored gap of those bricks (:data:`~hydro.sdf.layout.B_EXACT_GAP`); and whether the
+    exact field may be curved in any of them (:data:`~hydro.sdf.layout.B_CURVED`, 1.0, else 0.0):
+    (gx, gy, gz, gap, curved).
 
     Outside the box the returned field adds the distance to the box, whose slopes are at most
     1; every slope of interpolated distance samples is at most 1 (plus rounding), which also
@@ -251,7 +253,7 @@ def sdf_slopes(s, x, y, z, reach, sdf):
     gy = (y - pf[s, F_ORIGIN + 1]) / h
     gz = (z - pf[s, F_ORIGIN + 2]) / h
     if r > BRICK:
-        return fallback, fallback, fallback, 4.0 * reach
+        return fallback, fallback, fallback, 4.0 * reach, 1.0
     nx = pi[s, I_RES]
     ny = pi[s, I_RES + 1]
     nz = pi[s, I_RES + 2]
@@ -266,6 +268,7 @@ def sdf_slopes(s, x, y, z, reach, sdf):
     sy = 0.0
     sz = 0.0
     gap = 0.0
+    curved = 0.0
     base = pi[s, I_SLOPES_OFFSET]
     coarse = sdf.coarse
     for bz in range(z0, z1 + 1):
@@ -276,18 +279,20 @@ def sdf_slopes(s, x, y, z, reach, sdf):
                 sy = max(sy, float(coarse[k + 1]))
                 sz = max(sz, float(coarse[k + 2]))
                 gap = max(gap, float(coarse[k + B_EXACT_GAP]))
+                curved = max(curved, float(coarse[k + B_CURVED]))
     if leaves:
         sx = max(sx, 1.0)
         sy = max(sy, 1.0)
         sz = max(sz, 1.0)
-    return sx, sy, sz, gap
+        curved = 1.0  # outside the box: the distance to the box is added
+    return sx, sy, sz, gap, curved
 
 
 @device_fn(inline=True)
 def sdf_brick_slopes(s, x, y, z, sdf):
     """Bounds (gx, gy, gz) on |∂φ/∂x_i| over the brick holding local (x, y, z), inside the box,
-    and the brick's exact-to-stored gap: (gx, gy, gz, gap), valid for any region inside that
-    brick (a cell of the shape's own grid)."""
+    the brick's exact-to-stored gap and its curved flag: (gx, gy, gz, gap, curved), valid for any
+    region inside that brick (a cell of the shape's own grid)."""
     pf = sdf.params_f
     pi = sdf.params_i
     h = pf[s, F_VOXEL]
@@ -298,7 +303,7 @@ def sdf_brick_slopes(s, x, y, z, sdf):
     bz = min(int((z - pf[s, F_ORIGIN + 2]) / h) >> BRICK_SHIFT, pi[s, I_BRICKS + 2] - 1)
     k = pi[s, I_SLOPES_OFFSET] + BRICK_BOUNDS * ((bz * nby + by) * nbx + bx)
     return (float(sdf.coarse[k]), float(sdf.coarse[k + 1]), float(sdf.coarse[k + 2]),
-            float(sdf.coarse[k + B_EXACT_GAP]))
+            float(sdf.coarse[k + B_EXACT_GAP]), float(sdf.coarse[k + B_CURVED]))
 
 
 @device_fn(inline=True)
