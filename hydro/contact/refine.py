@@ -7,7 +7,13 @@ with eA = φA − marginA and eB = φB − marginB sampled at c:
 
 - the shapes can touch: eA + eB <= 2r + gaps;
 - the interface can cross zero: |kB·eB − kA·eA| <= r·(kA + kB) (continuous field), or for the
-  switched field either of its two forms can.
+  switched field either of its two forms can;
+- (continuous field) it can cross zero where the patch makes contacts: on the interface the
+  pressure P = kA·eA = kB·eB and eA + eB = P/k_eff, so a contact (a triangle with a vertex at
+  eA + eB <= gaps) needs a P in both ranges kA·[eA ± rA], kB·[eB ± rB] with P <= k_eff·gaps. The
+  two tests above apart keep a wide band of cells around the rim of a shallow patch (a sphere
+  meeting a face at a small angle), where the interface runs on outside the overlap: half the
+  blocks of a sphere pressed into a box made no contact before this one.
 
 rA and rB bound how far each stored field can change inside the cell. Every SDF keeps, per
 brick, bounds g on its three partial derivatives (B's cells lie inside one of B's bricks; for
@@ -35,7 +41,7 @@ from ..backend import device_fn, find_segment, kernel
 from ..sdf.layout import BRICK, F_ORIGIN
 from ..sdf.sample import sdf_brick_slopes, sdf_phi, sdf_slopes
 from .interface import INTERFACE_SWITCHED
-from .pair_setup import (PF_ABS_ROWS, PF_GAP, PF_KA, PF_KB, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_SLACK_A,
+from .pair_setup import (PF_ABS_ROWS, PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_SLACK_A,
                          PF_SLACK_B, PF_VOXEL_B, PI_BRICK_DIMS, PI_BRICK_LO, PI_EXACT, PI_SDF_A, PI_SDF_B, b_to_a)
 
 SQRT3 = 1.7320508075688772
@@ -52,11 +58,11 @@ def cell_may_hold_patch(p, cx, cy, cz, half, interface, pairs, sdf):
     ea = sdf_phi(sa, ax, ay, az, sdf) - pair_f[p, PF_MARGIN_A]
     reach = SQRT3 * half
     exact = pairs.i[p, PI_EXACT]
-    bx, by, bz, gap_b = sdf_brick_slopes(sb, cx, cy, cz, sdf)  # the cell lies in one of B's bricks
+    bx, by, bz, gap_b, _ = sdf_brick_slopes(sb, cx, cy, cz, sdf)  # the cell lies in one of B's bricks
     rb = (bx + by + bz) * half + pair_f[p, PF_SLACK_B]
     if exact & 2:
         rb += gap_b
-    gx, gy, gz, gap_a = sdf_slopes(sa, ax, ay, az, reach, sdf)
+    gx, gy, gz, gap_a, _ = sdf_slopes(sa, ax, ay, az, reach, sdf)
     ra = ((gx * pair_f[p, PF_ABS_ROWS] + gy * pair_f[p, PF_ABS_ROWS + 1] + gz * pair_f[p, PF_ABS_ROWS + 2]) * half
           + pair_f[p, PF_SLACK_A])
     if exact & 1:
@@ -71,7 +77,11 @@ def cell_may_hold_patch(p, cx, cy, cz, half, interface, pairs, sdf):
         inner_can_cross = abs(knb * eb - kna * ea) <= kna * ra + knb * rb
         outer_can_cross = abs(eb - ea) <= ra + rb
         return inner_can_cross or outer_can_cross
-    return abs(kb * eb - ka * ea) <= ka * ra + kb * rb
+    # the pressures both fields allow, and at most the gap band's (a margin for the rounding of
+    # the stored float32 values marching cubes interpolates)
+    lowest = max(ka * (ea - ra), kb * (eb - rb))
+    return (lowest <= min(ka * (ea + ra), kb * (eb + rb))
+            and lowest <= pair_f[p, PF_KEFF] * pair_f[p, PF_GAP] + 1e-5 * (ka * ra + kb * rb))
 
 
 @device_fn(inline=True)
