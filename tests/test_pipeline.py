@@ -309,6 +309,86 @@ def test_refinement_drops_no_triangle_near_kinks_or_deep_inside(case):
     _assert_rows_close(res.contacts.as_dict(), ref, keys)
 
 
+def test_a_mesh_on_a_box_face_needs_no_settling_step():
+    # Over a box's face region its exact field is affine (brick_curved 0) and a mesh's stored field
+    # trilinear: the interface is linear along every grid edge, so marching cubes takes the linear
+    # crossings and no curvature step. The patch is then the one the stored fields give, up to the
+    # box's stored quantisation (uint16: about 5 µm here).
+    import trimesh
+
+    from hydro.geometry import Mesh
+
+    tm = trimesh.creation.icosphere(subdivisions=3, radius=0.05)
+    m = shapes([Box((0.4, 0.4, 0.2)), Mesh(tm.vertices, tm.faces, name="ball")], resolution=48)
+    poses = np.array([pose((0, 0, -0.1)), pose((0.013, -0.021, 0.05 - 0.006), (1, 2, 0), 0.3)])
+    exact = HydroelasticPipeline(m, NO_REDUCE).collide(poses).contacts
+    stored = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, exact_primitives=False)).collide(
+        poses).contacts
+    assert len(exact) == len(stored) > 100
+    (f_exact, cop_exact, a_exact), (f_stored, cop_stored, a_stored) = totals(exact), totals(stored)
+    np.testing.assert_allclose(f_exact, f_stored, rtol=1e-3, atol=1e-3 * abs(f_stored[2]))
+    np.testing.assert_allclose(cop_exact, cop_stored, atol=1e-6)
+    np.testing.assert_allclose(a_exact, a_stored, rtol=1e-3)
+
+
+def test_refinement_keeps_few_blocks_that_make_no_contact():
+    # Around the rim of a shallow patch the interface runs on outside the overlap: the pressure
+    # test drops the cells whose interface cannot carry a contact there (for a sphere 5 mm into a
+    # box, 182 of 264 blocks made no contact without it). The contacts themselves are checked
+    # against the dense reference above.
+    m, poses = sphere_on_box(0.005)
+    pipe = HydroelasticPipeline(m, NO_REDUCE, stage_timings=True)
+    res = pipe.collide(poses)
+    blocks = res.counts["cells_2"]
+    counts = pipe.workspace.block_counts.array[:blocks]
+    assert res.counts["triangles"] == counts.sum() > 600
+    assert (counts == 0).sum() <= 0.4 * blocks, (blocks, (counts == 0).sum())
+
+
+def test_a_big_patch_moves_the_next_call_to_the_threaded_build():
+    import numba
+
+    from hydro.contact.pipeline import THREADED_TRIANGLES
+
+    for d, big in ((0.005, False), (0.02, True)):
+        m, poses = sphere_on_box(d)
+        pipe = HydroelasticPipeline(m, NO_REDUCE)
+        assert pipe.next_build == (False, False, False)  # the first call runs serially
+        res = pipe.collide(poses)
+        assert (res.counts["triangles"] >= THREADED_TRIANGLES) == big
+        assert pipe.next_build == (big and numba.get_num_threads() > 1, False, False)
+    assert HydroelasticPipeline(m, NO_REDUCE, stage_timings=True).next_build is None
+
+
+def test_box_pairs_clip_only_the_faces_whose_regions_meet_the_overlap():
+    # A box resting on another: A's top face and B's bottom and four sides can hold the patch (5
+    # polygons of the 36 face pairs); the masks must keep every face pair that yields a polygon.
+    from hydro.contact.polytope import BOX_FACES, _face_masks, _face_polygon
+    from hydro.contact.pair_setup import PF_GAP, PF_KA, PF_KB, PI_SDF_A, PI_SDF_B
+
+    m = shapes([Box((0.6, 0.6, 0.2)), Box((0.2, 0.2, 0.2))], stiffness=[K, 2 * K], gap=[0.0, 0.001])
+    for poses in (np.array([pose((0, 0, -0.1)), pose((0.05, 0.02, 0.1 - 0.002))]),
+                  np.array([pose((0, 0, -0.1)), pose((0.05, 0.02, 0.1 - 0.02), (1, 1, 0), 0.2)])):
+        pipe = HydroelasticPipeline(m, NO_REDUCE)
+        pipe.collide(poses)
+        pf, pi = pipe._pair_view.f, pipe._pair_view.i
+        sa, sb, gap = pi[0, PI_SDF_A], pi[0, PI_SDF_B], pf[0, PF_GAP]
+        faces_a, faces_b = _face_masks(pf, 0, pipe.sdf_view, sa, sb, gap)
+        scratch = np.zeros((1, 96))
+        kept = 0
+        for i in range(BOX_FACES):
+            for j in range(BOX_FACES):
+                n = _face_polygon(pf, 0, pipe.sdf_view, sa, sb, i, j, pf[0, PF_KA], pf[0, PF_KB], gap, 1.0,
+                                  scratch)[1]
+                if n >= 3:
+                    assert (faces_a >> i) & 1 and (faces_b >> j) & 1, (i, j)
+                kept += (faces_a >> i) & 1 and (faces_b >> j) & 1
+        assert kept < 36
+        if poses[1, 3:].tolist() == [0.0, 0.0, 0.0, 1.0]:
+            # resting flat: A's top face (4: +z) against B's bottom (5: −z) and sides (0–3)
+            assert (faces_a, faces_b) == (0b010000, 0b101111), (bin(faces_a), bin(faces_b))
+
+
 # ---------------------------------------------------------------------------------------------
 # Buffers and bad input
 

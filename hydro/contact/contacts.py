@@ -286,13 +286,13 @@ def contacts_from_buffers(f, i) -> Contacts:
     f = np.array(f, copy=True)
     i = np.array(i, copy=True)
     n = len(f)
+    zeros = np.zeros((3, n), np.float32)  # damping, and friction until set_pair_materials
     return Contacts(point=f[:, CF_POINT:CF_POINT + 3], normal=f[:, CF_NORMAL:CF_NORMAL + 3], area=f[:, CF_AREA],
                     depth=f[:, CF_DEPTH], pressure=f[:, CF_PRESSURE], force=f[:, CF_FORCE],
                     stiffness=f[:, CF_STIFFNESS], weight=f[:, CF_WEIGHT], shape_a=i[:, CI_SHAPE_A],
                     shape_b=i[:, CI_SHAPE_B], env=i[:, CI_ENV], pair=i[:, CI_PAIR],
-                    speculative=i[:, CI_SPECULATIVE].astype(bool), kind=np.zeros(n, np.int32),
-                    damping=np.zeros(n, np.float32), friction=np.zeros(n, np.float32),
-                    static_friction=np.zeros(n, np.float32))
+                    speculative=i[:, CI_SPECULATIVE] != 0, kind=np.zeros(n, np.int32), damping=zeros[0],
+                    friction=zeros[1], static_friction=zeros[2])
 
 
 def contacts_to_buffers(contacts: Contacts):
