@@ -22,7 +22,9 @@ and with all of ``NUMBA_NUM_THREADS``), Drake's ``QueryObject.ComputeContactSurf
 representation; single-threaded) and Newton's ``CollisionPipeline.collide`` (its CPU backend through
 ``scripts/peers/newton_peer.py``, single-threaded Warp kernels, unreduced). Each column is the
 median of ``--repeat`` queries after warm-up (kernels compiled, meshes and SDFs built, poses
-fixed); the big scenes' Newton query (seconds each) is timed ``--newton-repeat-big`` times.
+fixed). hydro's and Drake's queries are timed interleaved, in ``--rounds`` rounds of a batch of
+each, so that a busy spell of a shared machine falls on both alike and their ratio holds; Newton
+(seconds per query on the big scenes, timed ``--newton-repeat-big`` times) runs after them.
 
 Matching the models and the resolution:
 
@@ -33,11 +35,11 @@ Matching the models and the resolution:
 - Drake's compliant pressure is E·(distance to the boundary)/H, H = R for a sphere and the
   smallest half-size for a box: E = k·H makes it k·depth like hydro's, and its
   ``resolution_hint`` (a typical tetrahedron edge) is hydro's h of the same scene. Boxes have
-  exact fields on Drake's medial-axis meshes (the hint is ignored). The torus has no compliant
-  volume mesh here: Drake presses a *rigid* torus (its surface mesh) into the compliant box with
-  E = k_eff·H, whose exact answer is k_eff × the overlap volume of the polygonal torus; its error
-  is against that (its own model's exact answer), hydro's and Newton's against the compliant–
-  compliant quadrature.
+  exact fields on Drake's medial-axis meshes (the hint is ignored). The torus is a compliant
+  tetrahedral mesh (:func:`torus_tetrahedra`: the wedges from the tube's centre circle to each
+  surface quad), whose extent Drake takes as the distance to the surface over its largest value
+  at a vertex: H is that value, so the query is compliant–compliant as hydro's and Newton's, all
+  three against the same quadrature of the polygonal torus.
 - Newton: ``kh = k``, no margins or gaps, unreduced, SDF resolution 64 padded so its voxel equals
   hydro's h (the issue's earlier run let Newton pad less, a finer h).
 
@@ -89,6 +91,56 @@ def torus_mesh(major, minor, n_major=32, n_minor=16):
     return verts, np.array(faces, dtype=np.int64)
 
 
+def torus_tetrahedra(major, minor, n_major=32, n_minor=16):
+    """The solid of :func:`torus_mesh` as tetrahedra, for Drake's compliant mesh: the surface
+    vertices plus one on the tube's centre circle per section; the wedge from each section's centre
+    to each surface quad, to the next section, is a prism cut into three tetrahedra along the
+    diagonals through each quad's lowest-numbered vertex (so neighbours share faces), every one
+    positively oriented. Returns (vertices, tetrahedra)."""
+    verts, _ = torus_mesh(major, minor, n_major, n_minor)
+    th = 2.0 * math.pi * np.arange(n_major) / n_major
+    centres = np.stack([major * np.cos(th), major * np.sin(th), np.zeros(n_major)], axis=-1)
+    verts = np.concatenate([verts, centres])
+    tets = []
+    for i in range(n_major):
+        i1 = (i + 1) % n_major
+        for j in range(n_minor):
+            j1 = (j + 1) % n_minor
+            bottom = (n_major * n_minor + i, i * n_minor + j, i * n_minor + j1)
+            top = (n_major * n_minor + i1, i1 * n_minor + j, i1 * n_minor + j1)
+            tets += _prism_tetrahedra(bottom, top)
+    tets = np.array(tets, dtype=np.int64)
+    a, b, c, d = (verts[tets[:, k]] for k in range(4))
+    negative = np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a) < 0.0
+    tets[negative, 1], tets[negative, 2] = tets[negative, 2], tets[negative, 1].copy()
+    return verts, tets
+
+
+def _prism_tetrahedra(bottom, top):
+    """The prism with triangles ``bottom`` and ``top`` (vertex k of one joined to vertex k of the
+    other) as three tetrahedra, each quad face cut along the diagonal through its lowest-numbered
+    vertex (Dompierre et al.'s rule: conforming between prisms that share a quad)."""
+    ring = list(bottom) + list(top)
+    k = int(np.argmin(ring))
+    # rotate so the lowest vertex is a (bottom) and keep the prism's correspondence
+    order = [(k + m) % 3 + 3 * (k // 3) for m in range(3)] + [(k + m) % 3 + 3 * (1 - k // 3) for m in range(3)]
+    a, b, c, d, e, f = (ring[o] for o in order)
+    if min(b, f) < min(c, e):
+        return [(a, b, c, f), (a, b, f, e), (a, e, f, d)]
+    return [(a, b, c, e), (a, e, c, f), (a, e, f, d)]
+
+
+def _write_vtk(path, verts, tets):
+    """A legacy ASCII VTK unstructured grid of tetrahedra (what Drake reads as a compliant mesh)."""
+    with open(path, "w") as fh:
+        fh.write("# vtk DataFile Version 3.0\ntorus\nASCII\nDATASET UNSTRUCTURED_GRID\n")
+        fh.write(f"POINTS {len(verts)} double\n")
+        fh.writelines(f"{x:.17g} {y:.17g} {z:.17g}\n" for x, y, z in verts)
+        fh.write(f"CELLS {len(tets)} {5 * len(tets)}\n")
+        fh.writelines(f"4 {a} {b} {c} {d}\n" for a, b, c, d in tets)
+        fh.write(f"CELL_TYPES {len(tets)}\n" + "10\n" * len(tets))
+
+
 def scenes():
     """name -> (shapes (lower first), reference (force, area or nan), Drake's reference force)."""
     from hydro.tools import analytic
@@ -110,8 +162,8 @@ def scenes():
                                      _shape("box", (0.2, 0.2, 0.2), (0, 0, 0.1 - d))], (ref.force, ref.area), ref.force)
     d = 0.003
     verts, faces = torus_mesh(*TORUS)
-    out["torus mesh on box, 3 mm"] = ([box, _shape("mesh", (verts, faces), (0, 0, TORUS[1] - d))],
-                                      _torus_reference(verts, faces, d), _torus_rigid_reference(verts, faces, d))
+    ref = _torus_reference(verts, faces, d)
+    out["torus mesh on box, 3 mm"] = ([box, _shape("mesh", (verts, faces), (0, 0, TORUS[1] - d))], ref, ref[0])
     d = 0.002
     ref = analytic.cube_on_box(d, 0.1, k=K)
     ground = _shape("box", (2.6, 2.6, 1.0), (0, 0, -0.5), static=True)
@@ -137,33 +189,6 @@ def _torus_reference(verts, faces, d):
     return ref.force, math.nan
 
 
-def _torus_rigid_reference(verts, faces, d):
-    """Drake's rigid torus in a compliant box with pressure k_eff·depth: k_eff × the volume of the
-    polygonal torus below z = 0 (each face's prism down to the plane, clipped)."""
-    v = verts + np.array([0.0, 0.0, TORUS[1] - d])
-    tri = v[faces]
-    vol = 0.0
-    # the solid below z = 0 is the mesh clipped by the plane; its volume by the divergence theorem
-    # over the clipped faces (the cap on z = 0 contributes nothing for the z-flux form)
-    for t in tri:
-        below = t[:, 2] < 0.0
-        if not below.any():
-            continue
-        poly = []
-        for k in range(3):
-            p, q = t[k], t[(k + 1) % 3]
-            if p[2] < 0.0:
-                poly.append(p)
-            if (p[2] < 0.0) != (q[2] < 0.0):
-                s = p[2] / (p[2] - q[2])
-                poly.append(p + s * (q - p))
-        for k in range(1, len(poly) - 1):
-            a, b, c = poly[0], poly[k], poly[k + 1]
-            n = np.cross(b - a, c - a)  # twice the area, outward
-            vol += n[2] * (a[2] + b[2] + c[2]) / 3.0 / 2.0
-    return 0.5 * K * vol
-
-
 # ---------------------------------------------------------------------------------------------
 # hydro
 
@@ -178,10 +203,12 @@ def _hydro_geometry(spec):
     return Mesh(*spec["size"])
 
 
-def hydro_case(shapes, resolution, repeat, threads):
+def hydro_case(shapes, resolution):
+    """hydro's model of ``shapes`` at ``max_resolution``: a dict with ``query(threads)`` (one
+    ``collide`` with that many Numba threads) and ``result()`` (force, area, elements of the last
+    query), ``h`` and ``setup_s``."""
     import numba
 
-    from _timing import median_collide_ms
     from hydro.contact.config import HydroelasticConfig
     from hydro.contact.pipeline import HydroelasticPipeline
     from hydro.scene.model import ModelBuilder
@@ -202,61 +229,85 @@ def hydro_case(shapes, resolution, repeat, threads):
     setup = time.perf_counter() - t0
     pipe = HydroelasticPipeline(model, HydroelasticConfig(reduce_contacts=False))
     poses = model.shape_world_poses(model.state())
-    ms = {}
-    res = None
-    for n in threads:
-        numba.set_num_threads(n)
-        ms[n], res, _ = median_collide_ms(pipe, poses, repeat)
-    numba.set_num_threads(max(threads))
-    c = res.contacts
-    upper = np.array([not shapes[s]["static"] for s in range(len(shapes))])
-    sign = np.where(upper[c.shape_b], 1.0, -1.0)  # the force on B along +normal
-    fz = float((c.force_vectors()[:, 2] * sign).sum())
-    area = float(c.area[~c.speculative].astype(float).sum())
-    h = min(s.voxel_size for s in model.sdfs)
-    return {"ms": ms, "force": fz, "area": area, "elements": len(c), "setup_s": setup, "h": h}
+    last = {}
+
+    def query(threads):
+        numba.set_num_threads(threads)
+        last["result"] = pipe.collide(poses)
+
+    def result():
+        c = last["result"].contacts
+        upper = np.array([not shapes[s]["static"] for s in range(len(shapes))])
+        sign = np.where(upper[c.shape_b], 1.0, -1.0)  # the force on B along +normal
+        fz = float((c.force_vectors()[:, 2] * sign).sum())
+        area = float(c.area[~c.speculative].astype(float).sum())
+        return {"force": fz, "area": area, "elements": len(c)}
+
+    return {"query": query, "result": result, "setup_s": setup, "h": min(s.voxel_size for s in model.sdfs)}
+
+
+def interleaved_medians(queries, repeat, rounds=5, warmup=3):
+    """Median ms of each query over ``repeat`` calls, timed in ``rounds`` interleaved rounds (a batch
+    of each query in turn, so a busy spell of a shared machine falls on all of them alike) after
+    ``warmup`` calls of each."""
+    for q in queries.values():
+        for _ in range(warmup):
+            q()
+    times = {name: [] for name in queries}
+    per_round = max(1, -(-repeat // rounds))
+    for r in range(rounds):
+        for name, q in queries.items():
+            for _ in range(min(per_round, repeat - r * per_round)):
+                t0 = time.perf_counter()
+                q()
+                times[name].append(time.perf_counter() - t0)
+    return {name: float(np.median(t)) * 1e3 for name, t in times.items()}
 
 
 # ---------------------------------------------------------------------------------------------
 # Drake
 
 
-def _drake_hint_scale(spec):
-    """Drake's H (m): the length that maps the extent e ∈ [0, 1] to depth (E = k·H)."""
-    return spec["size"] if spec["kind"] == "sphere" else min(spec["size"]) / 2
+def _largest_depth(verts, surface_verts, faces):
+    """The largest distance from the vertices ``verts`` to the surface mesh: Drake's divisor of its
+    mesh pressure field (the extent is distance / this)."""
+    from hydro.geometry import Mesh
+    from hydro.geometry.mesh_distance import MeshDistance
+
+    return float(-MeshDistance(Mesh(surface_verts, faces)).signed_distance(verts).min())
 
 
-def drake_case(shapes, hint, repeat):
-    from pydrake.geometry import (AddCompliantHydroelasticProperties, AddRigidHydroelasticProperties, FramePoseVector,
+def drake_case(shapes, hint):
+    """Drake's model of ``shapes`` with ``resolution_hint``: a dict with ``query()`` (one
+    ``ComputeContactSurfaces``), ``result()`` and ``setup_s``."""
+    from pydrake.geometry import (AddCompliantHydroelasticProperties, FramePoseVector,
                                   GeometryFrame, GeometryInstance, HydroelasticContactRepresentation, Mesh,
                                   ProximityProperties, SceneGraph)
     from pydrake.geometry import Box as DBox
     from pydrake.geometry import Sphere as DSphere
     from pydrake.math import RigidTransform
 
-    rigid_mesh = any(s["kind"] == "mesh" for s in shapes)
     tmp = tempfile.mkdtemp(prefix="bench_peers_")
+    scale = {}  # Drake's H per shape: E = k·H makes its pressure E·(extent) equal k·depth
 
     def geometry(spec, k):
         if spec["kind"] == "sphere":
+            scale[k] = spec["size"]
             return DSphere(spec["size"])
         if spec["kind"] == "box":
+            scale[k] = min(spec["size"]) / 2
             return DBox(*spec["size"])
-        v, f = spec["size"]
-        path = os.path.join(tmp, f"mesh{k}.obj")
-        with open(path, "w") as fh:
-            fh.writelines(f"v {x:.9g} {y:.9g} {z:.9g}\n" for x, y, z in v)
-            fh.writelines(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in f)
+        # the torus as a compliant tetrahedral mesh: Drake's extent is the distance to the surface
+        # over its largest value among the vertices (those on the tube's centre circle)
+        verts, tets = torus_tetrahedra(*TORUS)
+        path = os.path.join(tmp, f"mesh{k}.vtk")
+        _write_vtk(path, verts, tets)
+        scale[k] = _largest_depth(verts, *spec["size"])
         return Mesh(path)
 
-    def props(spec):
+    def props(spec, k):
         p = ProximityProperties()
-        if spec["kind"] == "mesh":
-            AddRigidHydroelasticProperties(hint, p)
-        else:
-            # a compliant shape facing a rigid one carries the pair's k_eff (both k here)
-            k = spec["stiffness"] / 2 if rigid_mesh else spec["stiffness"]
-            AddCompliantHydroelasticProperties(hint, k * _drake_hint_scale(spec), p)
+        AddCompliantHydroelasticProperties(hint, spec["stiffness"] * scale[k], p)
         return p
 
     sg = SceneGraph()
@@ -271,7 +322,7 @@ def drake_case(shapes, hint, repeat):
             frame = sg.RegisterFrame(source, GeometryFrame(f"f{k}"))
             g = sg.RegisterGeometry(source, frame, GeometryInstance(RigidTransform(), geometry(spec, k), f"s{k}"))
             frames.append((frame, spec["pos"]))
-        sg.AssignRole(source, g, props(spec))
+        sg.AssignRole(source, g, props(spec, k))
     setup = time.perf_counter() - t0
     context = sg.CreateDefaultContext()
     poses = FramePoseVector()
@@ -280,29 +331,30 @@ def drake_case(shapes, hint, repeat):
     sg.get_source_pose_port(source).FixValue(context, poses)
     query = sg.get_query_output_port().Eval(context)
     rep = HydroelasticContactRepresentation.kPolygon
-    query.ComputeContactSurfaces(rep)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        surfaces = query.ComputeContactSurfaces(rep)
-        times.append(time.perf_counter() - t0)
-    inspector = query.inspector()
-    force = 0.0
-    area = 0.0
-    elements = 0
-    for surface in surfaces:
-        mesh, field = surface.poly_mesh_W(), surface.poly_e_MN()
-        # face normals point out of N into M: the force on N is −Σ p·n·A (p is linear on each
-        # polygon, so p at the area centroid times the area is the exact integral)
-        f = np.zeros(3)
-        for e in range(mesh.num_faces()):
-            f += field.EvaluateCartesian(e, mesh.element_centroid(e)) * mesh.area(e) * mesh.face_normal(e)
-        n_static = inspector.GetFrameId(surface.id_N()) == inspector.world_frame_id()
-        force += float((f if n_static else -f)[2])  # on the upper (moving) shape
-        area += surface.total_area()
-        elements += mesh.num_faces()
-    return {"ms": float(np.median(times)) * 1e3, "force": force, "area": area, "elements": elements,
-            "setup_s": setup}
+    last = {"keep": (sg, context, poses)}  # the query object refers to them
+
+    def run():
+        last["surfaces"] = query.ComputeContactSurfaces(rep)
+
+    def result():
+        inspector = query.inspector()
+        force = 0.0
+        area = 0.0
+        elements = 0
+        for surface in last["surfaces"]:
+            mesh, field = surface.poly_mesh_W(), surface.poly_e_MN()
+            # face normals point out of N into M: the force on N is −Σ p·n·A (p is linear on each
+            # polygon, so p at the area centroid times the area is the exact integral)
+            f = np.zeros(3)
+            for e in range(mesh.num_faces()):
+                f += field.EvaluateCartesian(e, mesh.element_centroid(e)) * mesh.area(e) * mesh.face_normal(e)
+            n_static = inspector.GetFrameId(surface.id_N()) == inspector.world_frame_id()
+            force += float((f if n_static else -f)[2])  # on the upper (moving) shape
+            area += surface.total_area()
+            elements += mesh.num_faces()
+        return {"force": force, "area": area, "elements": elements}
+
+    return {"query": run, "result": result, "setup_s": setup}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,7 +385,7 @@ def table(args):
     header = (f"# hydro vs Drake {importlib.metadata.version('drake')}"
               + (f" vs Newton {newton[0]} (CPU)" if newton else "") +
               f" — {datetime.date.today()}, {platform.machine()} {os.cpu_count()} cores, NUMBA_NUM_THREADS={all_t}, "
-              f"median of {args.repeat}")
+              f"median of {args.repeat}, hydro and Drake interleaved in {args.rounds} rounds")
     print(header)
     cols = ["h (mm)"] + [f"hydro {n}T ms" for n in threads] + ["Drake ms"] + (["Newton ms"] if newton else []) + [
         f"Drake / hydro {all_t}T"] + ([f"Newton / hydro 1T"] if newton else []) + [
@@ -342,13 +394,18 @@ def table(args):
         "hydro tri", "Drake poly"] + (["Newton tri"] if newton else [])
     print("| scene | " + " | ".join(cols) + " |")
     print("|" + "---|" * (1 + len(cols)))
-    hydro_case(scenes()["sphere into box, 5 mm"][0], 16, 1, [1])  # load the compiled kernels first
+    hydro_case(scenes()["sphere into box, 5 mm"][0], 16)["query"](1)  # load the compiled kernels first
     for name, (shapes, (f_ref, a_ref), drake_ref) in scenes().items():
         if args.only and args.only not in name:
             continue
         big = len(shapes) > 8
-        hy = hydro_case(shapes, 64, args.repeat, threads)
-        dk = drake_case(shapes, hy["h"], args.repeat)
+        hy = hydro_case(shapes, 64)
+        dk = drake_case(shapes, hy["h"])
+        queries = {n: (lambda n=n: hy["query"](n)) for n in threads}
+        queries["drake"] = dk["query"]
+        ms = interleaved_medians(queries, args.repeat, args.rounds)
+        hy.update(hy["result"](), ms=ms)
+        dk.update(dk["result"](), ms=ms["drake"])
         nw = None
         if newton:
             try:
@@ -379,26 +436,30 @@ def curve(args):
     print(f"# sphere R 0.1 into box, 5 mm: force error against time — hydro {n}T, Drake 1T, median of {args.repeat}")
     print("| engine | resolution | h (mm) | ms | F err |")
     print("|---|---|---|---|---|")
-    hydro_case(shapes, 16, 1, [n])
+    hydro_case(shapes, 16)["query"](n)
     for res in (32, 48, 64, 96, 128, 160):
-        hy = hydro_case(shapes, res, args.repeat, [n])
-        print(f"| hydro | {res} | {hy['h'] * 1e3:.2f} | {hy['ms'][n]:.3g} | {_err(hy['force'], f_ref)} |", flush=True)
+        hy = hydro_case(shapes, res)
+        ms = interleaved_medians({"hydro": lambda: hy["query"](n)}, args.repeat, args.rounds)["hydro"]
+        print(f"| hydro | {res} | {hy['h'] * 1e3:.2f} | {ms:.3g} | {_err(hy['result']()['force'], f_ref)} |",
+              flush=True)
     for hint in (0.008, 0.00536, 0.00357, 0.0025, 0.00167, 0.00125):
-        dk = drake_case(shapes, hint, args.repeat)
-        print(f"| Drake | hint {hint * 1e3:.3g} mm | {hint * 1e3:.2f} | {dk['ms']:.3g} | {_err(dk['force'], f_ref)} |",
+        dk = drake_case(shapes, hint)
+        ms = interleaved_medians({"drake": dk["query"]}, args.repeat, args.rounds)["drake"]
+        print(f"| Drake | hint {hint * 1e3:.3g} mm | {hint * 1e3:.2f} | {ms:.3g} | {_err(dk['result']()['force'], f_ref)} |",
               flush=True)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds the repeats are split into")
     ap.add_argument("--newton-repeat-big", type=int, default=1, help="Newton queries timed on the 256 boxes")
     ap.add_argument("--no-newton", action="store_true", help="leave Newton out even when it is installed")
     ap.add_argument("--curve", action="store_true", help="the error-vs-time curve of the sphere row instead")
     ap.add_argument("--only", metavar="TEXT", help="only the rows whose scene name contains TEXT")
     args = ap.parse_args(argv)
-    if args.repeat < 1:
-        ap.error("--repeat must be at least 1")
+    if args.repeat < 1 or args.rounds < 1:
+        ap.error("--repeat and --rounds must be at least 1")
     from hydro.backend import configure_runtime
 
     configure_runtime(announce_compiles=True)
