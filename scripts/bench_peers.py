@@ -2,7 +2,7 @@
 force error against the closed form (or a quadrature of the defining integral), and the ratios.
 
     pip install -e '.[peers]'          # drake (about 42 MB); Newton: pip install newton warp-lang
-    NUMBA_NUM_THREADS=2 python scripts/bench_peers.py [--repeat 15] [--no-newton] [--markdown]
+    NUMBA_NUM_THREADS=2 python scripts/bench_peers.py [--repeat 15] [--rounds 5] [--no-newton] [--only TEXT]   # a markdown table
     NUMBA_NUM_THREADS=2 python scripts/bench_peers.py --curve [--repeat 9]
 
 Scenes (k = 1e9 N/m³ unless stated; every lower shape is a static box whose top face is z = 0,
