@@ -555,8 +555,7 @@ class _LinkOnlyDispatcher(_HydroDispatcher):
         self.overloads[tuple(cres.signature.args)] = cres  # not in the C dispatch table: __call__ below
 
     def __call__(self, *args, **kws):
-        if CUDASIM and any(_holds_fake_array(a) for a in args):  # pragma: no cover
-            return self.py_func(*args, **kws)
+        # (under the simulator the twin runs the Python source for simulator arrays)
         if self._twin is None:
             self._twin = _HydroDispatcher(py_func=self.py_func, locals={}, targetoptions=dict(self.targetoptions))
         return self._twin(*args, **kws)
