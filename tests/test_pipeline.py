@@ -8,7 +8,7 @@ import pytest
 
 import naive
 from hydro.contact.config import HydroelasticConfig
-from hydro.geometry import Box, Sphere
+from hydro.geometry import Box, Mesh, Sphere
 from hydro.contact.pipeline import ContactOverflowError, HydroelasticPipeline
 from pipeline_util import pose, rigid_motion, shapes
 
@@ -316,8 +316,6 @@ def test_a_mesh_on_a_box_face_needs_no_settling_step():
     # box's stored quantisation (uint16: about 5 µm here).
     import trimesh
 
-    from hydro.geometry import Mesh
-
     tm = trimesh.creation.icosphere(subdivisions=3, radius=0.05)
     m = shapes([Box((0.4, 0.4, 0.2)), Mesh(tm.vertices, tm.faces, name="ball")], resolution=48)
     poses = np.array([pose((0, 0, -0.1)), pose((0.013, -0.021, 0.05 - 0.006), (1, 2, 0), 0.3)])
@@ -329,6 +327,37 @@ def test_a_mesh_on_a_box_face_needs_no_settling_step():
     np.testing.assert_allclose(f_exact, f_stored, rtol=1e-3, atol=1e-3 * abs(f_stored[2]))
     np.testing.assert_allclose(cop_exact, cop_stored, atol=1e-6)
     np.testing.assert_allclose(a_exact, a_stored, rtol=1e-3)
+
+
+def test_blocks_beyond_the_contact_band_are_skipped_and_lose_no_contact():
+    # Blocks whose 27 points all lie beyond the gap band (separation eA + eB above it) and whose
+    # crossings are linear make no contact; marching cubes skips their triangles. The patch must
+    # still be the dense reference's, triangle for triangle, with and without a gap band.
+    import trimesh
+
+    from hydro.contact.marching import BLOCK_POINTS
+
+    tm = trimesh.creation.icosphere(subdivisions=2, radius=0.05)
+    for gap in (0.0, 0.002):
+        m = shapes([Box((0.3, 0.3, 0.1)), Mesh(tm.vertices, tm.faces, name="ball")], stiffness=[K, 2 * K],
+                   resolution=24, gap=[0.0, gap])
+        poses = np.array([pose((0, 0, -0.05)), pose((0.007, -0.004, 0.05 - 0.006), (1, 2, 0), 0.3)])
+        cfg = HydroelasticConfig(reduce_contacts=False, exact_primitives=False)
+        pipe = HydroelasticPipeline(m, cfg)
+        res = pipe.collide(poses)
+        blocks = res.counts["cells_2"]
+        f = pipe.workspace.block_corners.array[:blocks, 2 * BLOCK_POINTS:3 * BLOCK_POINTS]
+        s = (pipe.workspace.block_corners.array[:blocks, :BLOCK_POINTS]
+             + pipe.workspace.block_corners.array[:blocks, BLOCK_POINTS:2 * BLOCK_POINTS])
+        crossed = ((f < 0).sum(axis=1) > 0) & ((f < 0).sum(axis=1) < BLOCK_POINTS)
+        beyond = crossed & (s.min(axis=1) > gap)
+        assert beyond.sum() > 0  # the skip is exercised
+        assert np.all(pipe.workspace.block_counts.array[:blocks][beyond] == 0)
+        (a, b), = zip(res.pair_shape_a, res.pair_shape_b)
+        ref = naive.patch_contacts(m, poses, a, b, exact=False)
+        assert len(res.contacts) == len(ref["area"]) > 50
+        keys = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight")
+        _assert_rows_close(res.contacts.as_dict(), ref, keys)
 
 
 def test_refinement_keeps_few_blocks_that_make_no_contact():
@@ -350,7 +379,7 @@ def test_a_big_patch_moves_the_next_call_to_the_threaded_build():
 
     from hydro.contact.pipeline import THREADED_TRIANGLES
 
-    for d, big in ((0.005, False), (0.02, True)):
+    for d, big in ((0.005, False), (0.04, True)):
         m, poses = sphere_on_box(d)
         pipe = HydroelasticPipeline(m, NO_REDUCE)
         assert pipe.next_build == (False, False, False)  # the first call runs serially

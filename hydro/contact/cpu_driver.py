@@ -6,8 +6,10 @@ device; on the CPU the Python between the launches costs more than a small scene
 (a box on a box: 1 ms of it, against 20 µs of kernels). :func:`cpu_collide` is the same sequence
 compiled: it calls the very same kernel launchers (the serial or parallel build, by each kernel's
 threshold, as :meth:`~hydro.backend.Device.launch` does) and the same scan, in the same order,
-so it writes exactly what the staged path writes — the tests compare the two bit for bit. It is
-built for what a call needs (:func:`cpu_collide_build`).
+so it writes exactly what the staged path writes — the tests compare the two bit for bit. (One
+shortcut: a serial call without box-pair polygons counts and writes the marching-cubes triangles
+in one pass over the blocks in order, which puts each at the offset the scatter pass would.) It
+is built for what a call needs (:func:`cpu_collide_build`).
 
 Capacities work as in the staged path. Before a scatter, an automatic buffer too small for what
 its count pass needs stops the call: ``status`` then holds :data:`GROW` with the setting and the
@@ -209,7 +211,13 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
         # stage 4 (marching cubes) and 4b (polygons of box pairs)
         mc = (interface, clamp, block_pair, block_ijk, pairs, sdf, corners, polygons and n_pairs > 0, polygon_offsets,
               block_counts, block_offsets)
-        march(n_blocks, (no,) + mc + (contact_f, contact_i, triangle_f, zero))
+        # a serial call without stage 4b counts and writes in one pass (blocks in order, each at
+        # the offset after those before it; the scan then gives the same offsets), so the
+        # scatter pass is skipped when the triangles fit
+        in_order = zero
+        if not threaded and not (with_polygons and polygons and n_pairs > 0):
+            in_order = capacities[SET_CONTACTS]
+        march(n_blocks, (no,) + mc + (contact_f, contact_i, triangle_f, in_order))
         n_mc = cpu_exclusive_scan(block_counts, block_offsets, n_blocks)
         n_poly = 0
         if with_polygons and polygons and n_pairs > 0:
@@ -220,7 +228,8 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
         if not _fits(status, SET_CONTACTS, capacities[SET_CONTACTS], explicit[SET_CONTACTS], total):
             return
         capacity = capacities[SET_CONTACTS]
-        march(n_blocks, (yes,) + mc + (contact_f, contact_i, triangle_f, capacity))
+        if in_order == 0:
+            march(n_blocks, (yes,) + mc + (contact_f, contact_i, triangle_f, capacity))
         if with_polygons and polygons and n_pairs > 0:
             polytope(n_pairs, (yes, pairs, sdf, polygon_scratch, polygon_cells, block_pair, n_blocks, block_offsets,
                                polygon_counts, polygon_offsets, contact_f, contact_i, triangle_f, capacity))

@@ -42,6 +42,9 @@ EDGE_CACHE = 3 * BLOCK_POINTS
 #: then the block's ``exact`` bits (:func:`_with_curved_bits`), for the scatter pass
 BLOCK_EXACT = EDGE_CACHE + 3 * BLOCK_EDGES
 BLOCK_ROW = BLOCK_EXACT + 1
+#: A bound on the float32 rounding of a crossing's eA and eB, relative to |eA| + |eB| (2⁻²⁴ each,
+#: doubled for the float64 arithmetic around it)
+ROUNDING = 2.0**-23
 
 
 @device_fn(inline=True)
@@ -282,7 +285,16 @@ def _phi_a(p, pairs, sdf, sa, x, y, z):
 def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     """Store eA, eB and f at the block's 27 points and, when they are not all of one sign (the
     block holds some of the surface), clear its edge cache and store its ``exact`` bits
-    (:func:`_with_curved_bits`); return how many points have f < 0.
+    (:func:`_with_curved_bits`); return how many points have f < 0 and whether the block is
+    *beyond the band*: no triangle of it can be a contact.
+
+    A block is beyond the band when its crossings are linear (no ``CURVED_*`` bit) and every
+    point's separation s = eA + eB exceeds the gap band (and 0) by more than float32 rounding:
+    a crossing's eA and eB interpolate two points' values, so its s is at least the smaller of
+    theirs, less the rounding of eA and eB to float32 (each within 2⁻²⁴ of its magnitude, which is
+    at most the points' largest), and :func:`~hydro.contact.contacts.triangle_is_contact` keeps
+    only triangles with a vertex at s < 0 or a mean s within the gap. Refinement bounds each
+    field's change over a cell, not where the patch ends, so a band of such blocks lines its rim.
 
     The 27 points lie in one of B's bricks (blocks start at even samples, bricks hold 9³), which
     is read once (points on its far faces take the next brick's values, as every lookup does),
@@ -325,6 +337,8 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     key_z = 0
     v0 = v1 = v2 = v3 = v4 = v5 = v6 = v7 = 0.0
     n_neg = 0
+    s_min = math.inf  # the smallest separation eA + eB of the points, and the largest |eA| + |eB|
+    size = 0.0
     for g in range(BLOCK_POINTS):
         dx = g % BLOCK_SAMPLES
         dy = (g // BLOCK_SAMPLES) % BLOCK_SAMPLES
@@ -358,18 +372,24 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         corners[b, 2 * BLOCK_POINTS + g] = f
         if np.float32(f) < 0.0:
             n_neg += 1
+        s_min = min(s_min, ea32 + eb32)
+        size = max(size, abs(ea32) + abs(eb32))
     if 0 < n_neg < BLOCK_POINTS:  # the block holds the surface: its edges are looked at
         for e in range(BLOCK_EDGES):
             corners[b, EDGE_CACHE + 3 * e] = math.nan
         corners[b, BLOCK_EXACT] = exact
-    return n_neg
+    beyond = exact & (CURVED_A | CURVED_B) == 0 and s_min - ROUNDING * size > max(pair_f[p, PF_GAP], 0.0)
+    return n_neg, beyond
 
 
 # Model: pairs (PairView), sdf (SDFView), interface, clamp
 # Data in: block_pair, block_ijk, shift and pair_shift (when shift: contacts of stage 4b placed before
 # each pair's); Data in/out: corners (written by the count pass)
 # Data out: tri_counts (count pass) / contact_f, contact_i, and when asked triangle_f (scatter pass,
-# at tri_offsets (+ pair_shift[pair]), below capacity)
+# at tri_offsets (+ pair_shift[pair]), below capacity). A count pass given a capacity (> 0; never
+# with ``shift``) writes too, each block at the offset after the blocks before it, which it
+# stores in tri_offsets: valid in one serial loop over the blocks in order only (the CPU's serial
+# call, which then needs no scatter pass)
 @device_fn
 def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, corners, shift, pair_shift,
                 tri_counts, tri_offsets, contact_f, contact_i, triangle_f, capacity):
@@ -379,10 +399,19 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
     i = block_ijk[b, 0]
     j = block_ijk[b, 1]
     k = block_ijk[b, 2]
+    o = 0
+    if write:
+        o = tri_offsets[b]
+        if shift:
+            o += pair_shift[p]
+    elif capacity > 0:  # counting and writing, in order
+        if b > 0:
+            o = tri_offsets[b - 1] + tri_counts[b - 1]
+        tri_offsets[b] = o
     if not write:
-        n_neg = _sample_block(b, p, i, j, k, interface, pairs, sdf, corners)
-        # one sign at all 27 points: no surface in the block
-        if n_neg == 0 or n_neg == BLOCK_POINTS:
+        n_neg, beyond = _sample_block(b, p, i, j, k, interface, pairs, sdf, corners)
+        # one sign at all 27 points: no surface in the block; or no contact in it
+        if n_neg == 0 or n_neg == BLOCK_POINTS or beyond:
             tri_counts[b] = 0
             return
     pair_f = pairs.f
@@ -400,11 +429,6 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
     keff = pair_f[p, PF_KEFF]
     gap = pair_f[p, PF_GAP]
     exact = int64(corners[b, BLOCK_EXACT])
-    o = 0
-    if write:
-        o = tri_offsets[b]
-        if shift:
-            o += pair_shift[p]
     n = 0
     for q in range(8):
         case = 0
@@ -429,7 +453,7 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
             z2 = oz + z2 * h
             if not triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0 + eb0, ea1 + eb1, ea2 + eb2, gap, h):
                 continue
-            if write and o < capacity:
+            if o < capacity:  # (0 in a count pass that only counts)
                 curved = exact & (CURVED_A | CURVED_B) != 0 and ea0 + eb0 < 0.0 and ea1 + eb1 < 0.0 and ea2 + eb2 < 0.0
                 ea_c = 0.0
                 eb_c = 0.0

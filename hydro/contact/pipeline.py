@@ -42,11 +42,13 @@ from .workspace import Buffer, CallRecord, ContactOverflowError, ContactWorkspac
 __all__ = ["ContactOverflowError", "HydroelasticPipeline"]
 
 #: The next compiled call starts threads when the last one had at least this many marching-cubes
-#: blocks, patch triangles, candidate bricks or pairs (below, thread start-up costs more than it
-#: saves: a 0.1 m sphere 5 mm into a box, 264 blocks and 630 triangles, runs as fast either way;
-#: a torus mesh on a box, 2592 triangles from fewer than 1024 blocks, 1.4–1.8× faster on two threads)
+#: blocks, patch triangles, candidate bricks or pairs. Below, waking the threads (passive waiting:
+#: 75–120 µs a launch on a 2-core VM) costs more than it saves, the more so as a serial call
+#: counts and writes its triangles in one pass: a 0.1 m sphere 5 mm into a box (124 blocks, 630
+#: triangles) runs as fast either way, a torus mesh on a box at h 3.75 mm (848 blocks, 2592
+#: triangles) 1.3× faster serially, at h 2.5 mm (4604 triangles) 1.1–1.2× faster on two threads.
 THREADED_BLOCKS = 1024
-THREADED_TRIANGLES = 2048
+THREADED_TRIANGLES = 4096
 THREADED_BRICKS = 16384
 THREADED_PAIRS = 256
 
