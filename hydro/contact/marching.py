@@ -42,9 +42,10 @@ EDGE_CACHE = 3 * BLOCK_POINTS
 #: then the block's ``exact`` bits (:func:`_with_curved_bits`), for the scatter pass
 BLOCK_EXACT = EDGE_CACHE + 3 * BLOCK_EDGES
 BLOCK_ROW = BLOCK_EXACT + 1
-#: A bound on the float32 rounding of a crossing's eA and eB, relative to |eA| + |eB| (2⁻²⁴ each,
-#: doubled for the float64 arithmetic around it)
-ROUNDING = 2.0**-23
+#: A bound on the float32 rounding of a crossing's eA + eB, relative to the largest |eA| + |eB| of
+#: the block's points: 2⁻²⁴ of |eA| and of |eB|, each at most that largest sum (2⁻²³), doubled
+#: for the float64 arithmetic around them
+ROUNDING = 2.0**-22
 
 
 @device_fn(inline=True)
@@ -291,10 +292,10 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     A block is beyond the band when its crossings are linear (no ``CURVED_*`` bit) and every
     point's separation s = eA + eB exceeds the gap band (and 0) by more than float32 rounding:
     a crossing's eA and eB interpolate two points' values, so its s is at least the smaller of
-    theirs, less the rounding of eA and eB to float32 (each within 2⁻²⁴ of its magnitude, which is
-    at most the points' largest), and :func:`~hydro.contact.contacts.triangle_is_contact` keeps
-    only triangles with a vertex at s < 0 or a mean s within the gap. Refinement bounds each
-    field's change over a cell, not where the patch ends, so a band of such blocks lines its rim.
+    theirs, less the rounding of eA and eB to float32 (:data:`ROUNDING`), and
+    :func:`~hydro.contact.contacts.triangle_is_contact` keeps only triangles with a vertex at
+    s < 0 or a mean s within the gap. Refinement bounds each field's change over a cell, not where
+    the patch ends, so a band of such blocks lines its rim.
 
     The 27 points lie in one of B's bricks (blocks start at even samples, bricks hold 9³), which
     is read once (points on its far faces take the next brick's values, as every lookup does),
