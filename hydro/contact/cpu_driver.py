@@ -212,8 +212,9 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
         mc = (interface, clamp, block_pair, block_ijk, pairs, sdf, corners, polygons and n_pairs > 0, polygon_offsets,
               block_counts, block_offsets)
         # a serial call without stage 4b counts and writes in one pass (blocks in order, each at
-        # the offset after those before it; the scan then gives the same offsets), so the
-        # scatter pass is skipped when the triangles fit
+        # the offset after those before it; the scan then gives the same offsets) and skips the
+        # scatter pass: triangles past an automatic buffer stop the call to grow it below, as
+        # before; an explicit capacity has clipped them as the scatter pass would
         in_order = zero
         if not threaded and not (with_polygons and polygons and n_pairs > 0):
             in_order = capacities[SET_CONTACTS]

@@ -405,11 +405,11 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
         o = tri_offsets[b]
         if shift:
             o += pair_shift[p]
-    elif capacity > 0:  # counting and writing, in order
-        if b > 0:
-            o = tri_offsets[b - 1] + tri_counts[b - 1]
-        tri_offsets[b] = o
-    if not write:
+    else:
+        if capacity > 0:  # counting and writing, in order
+            if b > 0:
+                o = tri_offsets[b - 1] + tri_counts[b - 1]
+            tri_offsets[b] = o
         n_neg, beyond = _sample_block(b, p, i, j, k, interface, pairs, sdf, corners)
         # one sign at all 27 points: no surface in the block; or no contact in it
         if n_neg == 0 or n_neg == BLOCK_POINTS or beyond:
