@@ -97,3 +97,61 @@ def assert_error(proc, *words, lines=1, status=2):
     for w in words:
         assert w in got[0], (w, proc.stderr)
     return got
+
+
+def unit_asset(*, mpu=0.01, kpu=1.0, up="Z", radius=5.0, offset=(1.0, 2.0, 3.0), density=1.0, margin=0.5):
+    """An asset layer (``defaultPrim`` "Thing") in its own units: a rigid body at ``offset`` whose
+    sphere collider of ``radius`` (with ``newton:contactMargin`` ``margin``) sits 2 radii above it,
+    ``density`` in the asset's kg per unit³. Lengths in the asset's units."""
+    ox, oy, oz = offset
+    return f"""#usda 1.0
+(
+    defaultPrim = "Thing"
+    metersPerUnit = {mpu!r}
+    kilogramsPerUnit = {kpu!r}
+    upAxis = "{up}"
+)
+def Xform "Thing"
+{{
+    def Xform "Body" (prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsMassAPI"])
+    {{
+        float physics:density = {density!r}
+        double3 xformOp:translate = ({ox!r}, {oy!r}, {oz!r})
+        uniform token[] xformOpOrder = ["xformOp:translate"]
+        def Sphere "Ball" (prepend apiSchemas = ["PhysicsCollisionAPI", "NewtonSDFCollisionAPI"])
+        {{
+            bool newton:hydroelasticEnabled = 0
+            uniform int newton:sdfMaxResolution = 16
+            float newton:contactMargin = {margin!r}
+            double radius = {radius!r}
+            double3 xformOp:translate = (0, {2 * radius!r}, {radius!r})
+            uniform token[] xformOpOrder = ["xformOp:translate"]
+        }}
+    }}
+}}
+"""
+
+
+def referencing_stage(asset, *, mpu=1.0, kpu=1.0, up="Z", translate=(5.0, 0.0, 0.0), instanceable=False):
+    """A stage in its own units that references ``asset`` (a file name beside it) at /World/A,
+    moved by ``translate`` (stage units)."""
+    tx, ty, tz = translate
+    meta = "instanceable = true\n        " if instanceable else ""
+    return f"""#usda 1.0
+(
+    defaultPrim = "World"
+    metersPerUnit = {mpu!r}
+    kilogramsPerUnit = {kpu!r}
+    upAxis = "{up}"
+)
+def Xform "World"
+{{
+    def Xform "A" (
+        {meta}prepend references = @./{asset}@
+    )
+    {{
+        double3 xformOp:translate = ({tx!r}, {ty!r}, {tz!r})
+        uniform token[] xformOpOrder = ["xformOp:translate"]
+    }}
+}}
+"""

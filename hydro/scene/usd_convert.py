@@ -302,8 +302,9 @@ def collider_values(path: str, record, values: dict, geometry, world_pose, body,
 
     ``record``: its :class:`~hydro.scene.validate.PrimRecord` (authored values, schema fallbacks,
     applied schemas); ``values`` its ``newton:*`` values (:func:`hydro.scene.validate.shape_values`,
-    stage units, sentinels kept); ``body`` its body's path (None: static); ``material`` (path,
-    resolved values) of its bound physics material, or None. Raises :class:`MaterialError` for a
+    the prim's units, sentinels kept); ``body`` its body's path (None: static); ``material`` (path,
+    resolved values[, (mpu, kpu) of the material's own units]) of its bound physics material, or
+    None. ``kpu``/``mpu``: the units the collider's values are authored in (its layer's). Raises :class:`MaterialError` for a
     material value hydro cannot use."""
     resolved = {**record.fallbacks, **record.attributes}
     applied = record.applied or record.schemas
@@ -321,7 +322,8 @@ def collider_values(path: str, record, values: dict, geometry, world_pose, body,
     shape_material = None
     if material is not None:
         try:
-            shape_material, material_density = usd_shape_material(material[1], mpu=mpu, kpu=kpu)
+            m_mpu, m_kpu = material[2] if len(material) > 2 else (mpu, kpu)  # the material's own layer's units
+            shape_material, material_density = usd_shape_material(material[1], mpu=m_mpu, kpu=m_kpu)
         except ValueError as exc:
             raise MaterialError(material[0], f"{exc} (the physics material bound to {path})") from None
         if density is None:

@@ -41,7 +41,7 @@ import warnings
 
 import newton_usd_schemas  # noqa: F401  (registers the Newton schemas: before pxr's schema registry is used)
 import numpy as np
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
+from pxr import Gf, Pcp, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 from . import validate as rules
 from ..errors import InputError, SceneError
@@ -218,31 +218,153 @@ def _usd_error(exc) -> str:
     return str(exc).strip() or type(exc).__name__
 
 
+#: Rotation taking a Y-up space to a Z-up one (+90° about X), column convention.
+_Y_TO_Z = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+_ARCS = None
+
+
+def _layer_metrics(layer) -> dict:
+    """The metrics a layer authors: ``{"mpu", "kpu", "up"}`` (only those authored)."""
+    root = layer.pseudoRoot
+    out = {}
+    for key, name in (("mpu", "metersPerUnit"), ("kpu", "kilogramsPerUnit"), ("up", "upAxis")):
+        if root.HasInfo(name):
+            out[key] = root.GetInfo(name)
+    return out
+
+
+class _Units:
+    """The units a prim's own values are authored in: metres and kilograms per unit, up axis."""
+
+    __slots__ = ("mpu", "kpu", "y_up", "layer")
+
+    def __init__(self, mpu, kpu, y_up, layer=None):
+        self.mpu, self.kpu, self.y_up, self.layer = float(mpu), float(kpu), bool(y_up), layer
+
+
 class _Frame:
-    """A stage's unit and axis conversion to hydro's SI, Z-up world."""
+    """A stage's unit and axis conversion to hydro's SI, Z-up world, and the instant it is read at.
+
+    Units per layer (docs/usd.md): values are in the units of the layer stack that defines the prim.
+    A prim brought in by a reference or payload whose layer authors other ``metersPerUnit``,
+    ``kilogramsPerUnit`` or ``upAxis`` than the referencing context is converted as Omniverse's
+    metrics assembler does: a correction (scale, and the Y-up/Z-up rotation) inside the referencing
+    prim's own transform, and its values (and its descendants') converted with the asset's units.
+    USD itself leaves such conversion to its clients. Time: every attribute is read at the stage's
+    start time code (time samples win over a default there, as USD resolves them)."""
 
     def __init__(self, stage):
         self.mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
         self.kpu = float(UsdPhysics.GetStageKilogramsPerUnit(stage))
         self.y_up = UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.y
-        rot = np.eye(3)
-        if self.y_up:
-            rot = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # +90° about X
+        rot = _Y_TO_Z if self.y_up else np.eye(3)
         self.rot = rot  # column convention: p_hydro = mpu · rot @ p_stage
         self.conv = np.eye(4)
         if math.isfinite(self.mpu) and self.mpu > 0:  # else HYDRO.STG.001 stops the reading
             self.conv[:3, :3] = self.mpu * rot.T
-        self.cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+        self.start = float(stage.GetStartTimeCode())
+        self.time = Usd.TimeCode(self.start)
+        self.cache = UsdGeom.XformCache(self.time)
+        self.stage_units = _Units(self.mpu, self.kpu, self.y_up)
+        self._units = {}  # prim path -> _Units
+        self._changes = {}  # prim path -> the _Units its own reference arc brings (None: none)
+        self._worlds = {}  # prim path of a unit anchor -> its corrected world matrix
+        self.unit_findings = []  # (prim path, message) of referenced layers whose units cannot be used
+
+    # --- units of referenced layers ------------------------------------------------------------
+
+    def _arc_units(self, prim, outer: _Units):
+        """The units of the strongest reference/payload arc introduced at ``prim`` (its layer's
+        authored metrics, the rest from ``outer``), or None when it brings no change."""
+        key = str(prim.GetPath())
+        if key in self._changes:
+            return self._changes[key]
+        found = None
+        try:
+            index = prim.GetPrimIndex()
+            nodes = [index.rootNode]
+        except Exception:  # noqa: BLE001 - a prim without an index (a prototype) brings nothing
+            nodes = []
+        while nodes and found is None:
+            node = nodes.pop(0)
+            if (node.arcType in (Pcp.ArcTypeReference, Pcp.ArcTypePayload) and node.GetDepthBelowIntroduction() == 0
+                    and node.hasSpecs):
+                found = node.layerStack.identifier.rootLayer
+                break
+            nodes[0:0] = list(node.children)
+        change = None
+        if found is not None and found != prim.GetStage().GetRootLayer():
+            metrics = _layer_metrics(found)
+            mpu, kpu = metrics.get("mpu", outer.mpu), metrics.get("kpu", outer.kpu)
+            y_up = str(metrics.get("up", "Y" if outer.y_up else "Z")) == "Y"
+            bad = [f"{name} = {v!r}" for name, v in (("metersPerUnit", mpu), ("kilogramsPerUnit", kpu))
+                   if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0)]
+            if bad:
+                self.unit_findings.append((key, f"the layer it references ({found.identifier}) authors "
+                                                f"{', '.join(bad)}: its values cannot be converted (units must be "
+                                                f"finite numbers > 0)"))
+            elif (mpu, kpu, y_up) != (outer.mpu, outer.kpu, outer.y_up):
+                change = _Units(mpu, kpu, y_up, layer=found.identifier)
+        self._changes[key] = change
+        return change
+
+    def units(self, prim) -> _Units:
+        """The units ``prim``'s own values (sizes, points, masses, physics values) are authored in."""
+        if not prim or prim.IsPseudoRoot():
+            return self.stage_units
+        key = str(prim.GetPath())
+        u = self._units.get(key)
+        if u is None:
+            outer = self.units(prim.GetParent())
+            u = self._arc_units(prim, outer) or outer
+            self._units[key] = u
+        return u
+
+    def _anchor(self, prim):
+        """The nearest ancestor-or-self of ``prim`` whose reference changes units (None: none)."""
+        p = prim
+        while p and not p.IsPseudoRoot():
+            parent = p.GetParent()
+            if self.units(p) is not self.units(parent):
+                return p
+            p = parent
+        return None
+
+    def _correction(self, prim) -> np.ndarray:
+        """Row-vector 4×4 from ``prim``'s asset space to the space its referencing context uses."""
+        inner, outer = self.units(prim), self.units(prim.GetParent())
+        rot = np.eye(3)
+        if inner.y_up and not outer.y_up:
+            rot = _Y_TO_Z
+        elif outer.y_up and not inner.y_up:
+            rot = _Y_TO_Z.T
+        k = np.eye(4)
+        k[:3, :3] = (inner.mpu / outer.mpu) * rot.T
+        return k
 
     def world(self, prim) -> np.ndarray:
         """4×4 row-vector matrix from the prim's local space to hydro's world (metres, Z-up)."""
         if not prim or prim.IsPseudoRoot():
             return self.conv.copy()
-        return np.array(self.cache.GetLocalToWorldTransform(prim), dtype=float) @ self.conv
+        anchor = self._anchor(prim)
+        if anchor is None:
+            return np.array(self.cache.GetLocalToWorldTransform(prim), dtype=float) @ self.conv
+        key = str(anchor.GetPath())
+        base = self._worlds.get(key)
+        if base is None:
+            local, resets = self.cache.GetLocalTransformation(anchor)
+            outer = np.eye(4) @ self.conv if resets else self.world(anchor.GetParent())
+            base = self._correction(anchor) @ np.array(local, dtype=float) @ outer
+            self._worlds[key] = base
+        if prim == anchor:
+            return base.copy()
+        return np.array(self.cache.ComputeRelativeTransform(prim, anchor)[0], dtype=float) @ base
 
     def relative(self, prim, ancestor) -> np.ndarray:
         """4×4 of ``prim`` in the space of ``ancestor``'s own transform (excluded)."""
-        return np.array(self.cache.ComputeRelativeTransform(prim, ancestor)[0], dtype=float)
+        if self._anchor(prim) == self._anchor(ancestor):  # no unit change between them
+            return np.array(self.cache.ComputeRelativeTransform(prim, ancestor)[0], dtype=float)
+        return self.world(prim) @ np.linalg.inv(self.world(ancestor))
 
 
 class _Occurrence:
@@ -275,18 +397,57 @@ def _occurrences(stage, frame, records):
             yield from _instances(prim, frame, records)
 
 
+def _instancer_problems(inst, protos, indices, t) -> list:
+    """What makes a point instancer unusable (HYDRO.USD.005): indices naming no prototype, a
+    prototype target that is no prim, positions (orientations, scales when authored) not one per
+    index (USD's rule: it computes no instance transforms then)."""
+    out = []
+    n = len(indices)
+    bad = sorted({int(k) for k in indices if not 0 <= int(k) < len(protos)})
+    if bad:
+        shown = ", ".join(map(str, bad[:5])) + (", …" if len(bad) > 5 else "")
+        out.append(f"protoIndices names prototype {shown}, but prototypes has {len(protos)} target(s)"
+                   + (f" (indices 0..{len(protos) - 1})" if protos else ""))
+    stage = inst.GetPrim().GetStage()
+    used = {int(k) for k in indices if 0 <= int(k) < len(protos)}
+    missing = [str(protos[k]) for k in sorted(used) if not stage.GetPrimAtPath(protos[k])]
+    if missing:
+        out.append(f"prototypes names {', '.join(missing)}, which is not a prim")
+    for name, attr, required in (("positions", inst.GetPositionsAttr(), True),
+                                 ("orientations", inst.GetOrientationsAttr(), False),
+                                 ("scales", inst.GetScalesAttr(), False)):
+        v = attr.Get(t)
+        count = 0 if v is None else len(v)
+        if (required or count) and count != n:
+            out.append(f"{name} has {count} value(s) for {n} protoIndices (one per instance)")
+    return out
+
+
 def _instances(prim, frame, records):
     inst = UsdGeom.PointInstancer(prim)
-    t = Usd.TimeCode.Default()
+    t = frame.time
     protos = inst.GetPrototypesRel().GetTargets()
-    indices = inst.GetProtoIndicesAttr().Get() or []
-    if not len(indices) or not protos:
+    indices = inst.GetProtoIndicesAttr().Get(t) or []
+    if not len(indices):
+        return
+    problems = _instancer_problems(inst, protos, indices, t)
+    if problems:
+        path = str(prim.GetPath())
+        records.append(rules.PrimRecord(path=path, type_name="PointInstancer", findings=[
+            rules._finding("HYDRO.USD.005", path, f"point instancer: {'; '.join(problems)}")]))
         return
     with_proto = inst.ComputeInstanceTransformsAtTime(t, t, UsdGeom.PointInstancer.IncludeProtoXform,
                                                       UsdGeom.PointInstancer.IgnoreMask)
     without = inst.ComputeInstanceTransformsAtTime(t, t, UsdGeom.PointInstancer.ExcludeProtoXform,
                                                    UsdGeom.PointInstancer.IgnoreMask)
-    mask = inst.ComputeMaskAtTime(t) or [True] * len(indices)
+    if len(with_proto) < len(indices) or len(without) < len(indices):  # USD refused them (its own rules)
+        path = str(prim.GetPath())
+        records.append(rules.PrimRecord(path=path, type_name="PointInstancer", findings=[
+            rules._finding("HYDRO.USD.005", path, "point instancer: USD cannot compute its instance transforms "
+                                                  "(positions, orientations, scales and protoIndices must agree)")]))
+        return
+    mask = list(inst.ComputeMaskAtTime(t) or [])
+    mask += [True] * (len(indices) - len(mask))
     base = frame.world(prim)
     stage = prim.GetStage()
     here = str(prim.GetPath())
@@ -320,31 +481,62 @@ def _applied(prim) -> tuple:
     return tuple(str(s) for s in prim.GetPrimTypeInfo().GetAppliedAPISchemas())
 
 
-def _authored(prim) -> dict:
-    """Authored ``physics:*``/``newton:*`` values as plain Python (32-bit floats as written)."""
+def _authored(prim, time) -> dict:
+    """Authored ``physics:*``/``newton:*`` values at ``time`` as plain Python (32-bit floats as
+    written)."""
     out = {}
     for attr in prim.GetAttributes():
         name = attr.GetName()
         if (name.startswith("newton:") or name.startswith("physics:")) and attr.HasAuthoredValue():
-            stack = attr.GetPropertyStack(Usd.TimeCode.Default())
+            stack = attr.GetPropertyStack(time)
             type_name = stack[0].typeName if stack else attr.GetTypeName()
-            out[name] = _value(attr.Get(), type_name)
+            out[name] = _value(attr.Get(time), type_name)
     return out
 
 
-def _resolved(prim, schemas) -> dict:
-    """``physics:*``/``newton:*`` values as USD resolves them: the applied schemas' fallbacks,
-    overridden by what is authored."""
-    return {**schemas.fallbacks(schemas.expand(_applied(prim))), **_authored(prim)}
+def _resolved(prim, schemas, time) -> dict:
+    """``physics:*``/``newton:*`` values as USD resolves them at ``time``: the applied schemas'
+    fallbacks, overridden by what is authored."""
+    return {**schemas.fallbacks(schemas.expand(_applied(prim))), **_authored(prim, time)}
 
 
-def _nonfinite_ops(prim) -> list:
+#: Attributes of geometry prims whose value hydro reads (besides ``physics:*``, ``newton:*`` and
+#: the xformOps).
+_GEOMETRY_ATTRIBUTES = ("radius", "size", "height", "axis", "points", "faceVertexCounts", "faceVertexIndices",
+                        "orientation", "positions", "orientations", "scales", "protoIndices", "invisibleIds")
+
+
+def _time_sampled(prim, time, start: float) -> list:
+    """HYDRO.USD.004 findings for the attributes of ``prim`` that hydro reads and that hold time
+    samples: they are read at the stage's start time code ``start`` (a default beside them is
+    ignored there, as USD resolves it)."""
+    names = []
+    for attr in prim.GetAttributes():
+        name = attr.GetName()
+        if not (name.startswith(("physics:", "newton:", "xformOp:")) or name in _GEOMETRY_ATTRIBUTES):
+            continue
+        if attr.GetNumTimeSamples() == 0:
+            continue
+        text = name
+        if any(spec.HasDefaultValue() for spec in attr.GetPropertyStack(Usd.TimeCode.Default())):
+            default, value = attr.Get(Usd.TimeCode.Default()), attr.Get(time)
+            if default != value:
+                text += f" (its default {_plain(default)!r} is not used)"
+        names.append(text)
+    if not names:
+        return []
+    return [rules._finding("HYDRO.USD.004", str(prim.GetPath()),
+                           f"time-sampled {', '.join(names)}: read at the stage's start time code {start:g} (hydro "
+                           f"loads one instant; set the stage's startTimeCode to choose another)")]
+
+
+def _nonfinite_ops(prim, time) -> list:
     """Paths of the non-finite xformOp attributes of ``prim`` and its ancestors."""
     out = []
     p = prim
     while p and not p.IsPseudoRoot():
         for op in UsdGeom.Xformable(p).GetOrderedXformOps() if p.IsA(UsdGeom.Xformable) else ():
-            v = op.Get()
+            v = op.Get(time)
             try:
                 finite = v is None or bool(np.all(np.isfinite(np.asarray(v, dtype=float))))
             except (TypeError, ValueError):
@@ -355,15 +547,15 @@ def _nonfinite_ops(prim) -> list:
     return out[::-1]
 
 
-def _read_geometry(prim, m: np.ndarray, unit: float, values: dict):
+def _read_geometry(prim, m: np.ndarray, unit: float, values: dict, time):
     """(Geometry, world pose) of a geometry prim with world matrix ``m`` (hydro frame) and its
     resolved ``values`` (``physics:approximation``, ``newton:maxHullVertices``)."""
     tn = str(prim.GetTypeName())
     if tn == "Mesh":
         mesh = UsdGeom.Mesh(prim)
-        geometry, pose = mesh_geometry(mesh.GetPointsAttr().Get(), mesh.GetFaceVertexCountsAttr().Get(),
-                                       mesh.GetFaceVertexIndicesAttr().Get(), m, name=str(prim.GetPath()),
-                                       left_handed=mesh.GetOrientationAttr().Get() == UsdGeom.Tokens.leftHanded)
+        geometry, pose = mesh_geometry(mesh.GetPointsAttr().Get(time), mesh.GetFaceVertexCountsAttr().Get(time),
+                                       mesh.GetFaceVertexIndicesAttr().Get(time), m, name=str(prim.GetPath()),
+                                       left_handed=mesh.GetOrientationAttr().Get(time) == UsdGeom.Tokens.leftHanded)
         approximation = values.get("physics:approximation", "none")
         if rules.SDF_COLLISION_API in _schemas().expand(_applied(prim)):
             approximation = "none"  # the SDF is built from the mesh itself
@@ -374,11 +566,11 @@ def _read_geometry(prim, m: np.ndarray, unit: float, values: dict):
             return approximate_mesh(geometry, pose, approximation, limit)
         except ValueError as exc:
             raise GeometryError(str(exc)) from None
-    axis = str(prim.GetAttribute("axis").Get() or "Z") if tn in AXIS_TYPES else "Z"
+    axis = str(prim.GetAttribute("axis").Get(time) or "Z") if tn in AXIS_TYPES else "Z"
 
     def get(name):
         attr = prim.GetAttribute(name)
-        v = attr.Get()
+        v = attr.Get(time)
         if v is None:
             raise GeometryError(f"{tn} has no {name}")
         return shortest(v) if attr.GetTypeName().scalarType in _FLOAT32_TYPES else float(v)
@@ -386,7 +578,7 @@ def _read_geometry(prim, m: np.ndarray, unit: float, values: dict):
     return primitive_geometry(tn, m, unit, axis, get)
 
 
-def _material(prim, schemas):
+def _material(prim, schemas, frame):
     """(material prim path, its resolved values) of the physics material bound to ``prim`` (None:
     none, or the bound material has no physics material schema)."""
     mat, _ = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial("physics")
@@ -396,7 +588,8 @@ def _material(prim, schemas):
     applied = schemas.expand(_applied(mp))
     if rules.MATERIAL_API not in applied:
         return None
-    return str(mp.GetPath()), _resolved(mp, schemas)
+    u = frame.units(mp)
+    return str(mp.GetPath()), _resolved(mp, schemas, frame.time), (u.mpu, u.kpu)
 
 
 def _collision_groups(stage, records):
@@ -438,13 +631,20 @@ def read_records(stage_or_path):
                                             rules.ARTICULATION_ROOT_API, rules.MATERIAL_API, rules.NEWTON_MATERIAL_API,
                                             rules.FILTERED_PAIRS_API}
     occurrences = []
+    sampled = set()
     for occ in _occurrences(stage, frame, records):
+        if occ.source not in sampled:
+            sampled.add(occ.source)
+            found = _time_sampled(occ.prim, frame.time, frame.start)
+            if found:
+                records.append(rules.PrimRecord(path=occ.source, type_name=str(occ.prim.GetTypeName()),
+                                                findings=found))
         applied = schemas.expand(_applied(occ.prim))
         tn = str(occ.prim.GetTypeName())
         is_joint = tn.startswith("Physics") and tn.endswith("Joint")
         if is_env_prim(occ.path):
             scene.env_origins[env_of(occ.path)] = occ.world()[3, :3]
-        authored = _authored(occ.prim)
+        authored = _authored(occ.prim, frame.time)
         if not (set(applied) & relevant) and not any(k.startswith("newton:") for k in authored) and not is_joint:
             continue
         rec = rules.PrimRecord(path=occ.path, type_name=tn, xformable=occ.prim.IsA(UsdGeom.Xformable),
@@ -462,12 +662,12 @@ def read_records(stage_or_path):
         if rec.has(rules.RIGID_BODY_API) and values.get("physics:rigidBodyEnabled", True) is not False:
             m = occ.world()
             if not np.all(np.isfinite(m)):
-                rec.findings.append(rules.transform_finding(occ.path, _nonfinite_ops(occ.prim)))
+                rec.findings.append(rules.transform_finding(occ.path, _nonfinite_ops(occ.prim, frame.time)))
                 broken.add(occ.path)
                 continue
             bodies[occ.path] = rec
             scene.bodies.append(body_values(occ.path, m, occ.parent_world(), rec.attributes, rec.applied,
-                                            kpu=frame.kpu, mpu=frame.mpu))
+                                            kpu=frame.units(occ.prim).kpu, mpu=frame.units(occ.prim).mpu))
     for occ, rec in occurrences:
         if rec.has(rules.ARTICULATION_ROOT_API):
             scene.articulations.append(occ.path)
@@ -482,11 +682,11 @@ def read_records(stage_or_path):
         rec.body = occ.path if occ.path in bodies else nearest_ancestor(occ.path, bodies)
         m = occ.world()
         if not np.all(np.isfinite(m)):
-            rec.findings.append(rules.transform_finding(occ.path, _nonfinite_ops(occ.prim)))
+            rec.findings.append(rules.transform_finding(occ.path, _nonfinite_ops(occ.prim, frame.time)))
             continue
         values = {**rec.fallbacks, **rec.attributes}
         try:
-            geometry, world_pose = _read_geometry(occ.prim, m, frame.mpu, values)
+            geometry, world_pose = _read_geometry(occ.prim, m, frame.units(occ.prim).mpu, values, frame.time)
             if isinstance(geometry, Plane) and rec.body is not None:
                 raise GeometryError(f"a Plane collider is infinite and must be static, but it is under the rigid "
                                     f"body {rec.body}")
@@ -507,10 +707,10 @@ def read_records(stage_or_path):
                 geometry.check_watertight()
             except ValueError as exc:
                 rec.watertight_error = str(exc)
-        material = _material(occ.prim, schemas)
+        material = _material(occ.prim, schemas, frame)
         try:
             shape = collider_values(occ.path, rec, shape_vals, geometry, world_pose, rec.body, material,
-                                    kpu=frame.kpu, mpu=frame.mpu)
+                                    kpu=frame.units(occ.prim).kpu, mpu=frame.units(occ.prim).mpu)
         except MaterialError as exc:
             if exc.material not in bad_materials:
                 bad_materials.add(exc.material)
@@ -521,6 +721,9 @@ def read_records(stage_or_path):
         shape["source"] = occ.source
         scene.shapes.append(shape)
 
+    for path, message in frame.unit_findings:
+        records.append(rules.PrimRecord(path=path, type_name="", findings=[rules._finding("HYDRO.STG.001", path,
+                                                                                         message)]))
     groups = _collision_groups(stage, records)
     scene.groups = [(p, f, inv, merge) for p, f, inv, merge, _ in groups]
     for shape in scene.shapes:
@@ -593,11 +796,11 @@ def read_gravity(path) -> np.ndarray:
     for prim in stage.Traverse():
         if not prim.IsA(UsdPhysics.Scene):
             continue
-        if _resolved(prim, schemas).get("newton:gravityEnabled", True) is False:
+        if _resolved(prim, schemas, frame.time).get("newton:gravityEnabled", True) is False:
             return np.zeros(3)
         scene = UsdPhysics.Scene(prim)
-        return gravity_vector(scene.GetGravityDirectionAttr().Get(), scene.GetGravityMagnitudeAttr().Get(),
-                              rot=frame.rot, mpu=frame.mpu)
+        return gravity_vector(scene.GetGravityDirectionAttr().Get(frame.time),
+                              scene.GetGravityMagnitudeAttr().Get(frame.time), rot=frame.rot, mpu=frame.mpu)
     return np.array([0.0, 0.0, -EARTH_GRAVITY])
 
 

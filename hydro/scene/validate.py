@@ -43,7 +43,8 @@ load is refused), WARNING when it can and does something documented instead.
 | | | rigid body, ``newton:maxHullVertices`` between 0 and 3 |
 | ``HYDRO.GEO.002`` | ERROR | a collider size outside [:data:`MIN_LENGTH`, :data:`MAX_LENGTH`] metres |
 | ``HYDRO.XFM.001`` | ERROR | a prim whose transform is not finite (names the xformOp attribute) |
-| ``HYDRO.STG.001`` | ERROR | the stage's ``metersPerUnit`` or ``kilogramsPerUnit`` not a finite number > 0 |
+| ``HYDRO.STG.001`` | ERROR | the stage's ``metersPerUnit`` or ``kilogramsPerUnit`` not a finite number > 0 (or a |
+| | | referenced layer's: its values cannot be converted) |
 | ``HYDRO.MAS.001`` | ERROR | ``physics:mass``/``physics:density`` negative or not finite, ``physics:diagonalInertia`` |
 | | | negative or not finite, ``physics:centerOfMass`` not finite (other than the unset -inf) |
 | ``HYDRO.MAT.001`` | ERROR | a bound physics material's friction, restitution or Newton contact value negative |
@@ -54,6 +55,10 @@ load is refused), WARNING when it can and does something documented instead.
 | ``HYDRO.USD.001`` | WARNING | a physics joint: hydro has no joints, the prim is ignored |
 | ``HYDRO.USD.002`` | WARNING | a ``physics:approximation`` hydro does not implement (the triangles are used) |
 | ``HYDRO.USD.003`` | WARNING | a filtered pair or collision group that names nothing hydro can filter (ignored) |
+| ``HYDRO.USD.004`` | WARNING | an attribute hydro reads holds time samples: it is read at the stage's start time |
+| | | code (a default authored beside the samples is not used there) |
+| ``HYDRO.USD.005`` | ERROR | a point instancer whose ``protoIndices`` name a prototype it does not have, or whose |
+| | | ``positions`` (``orientations``, ``scales`` when authored) are not one per ``protoIndices`` entry |
 
 Codes of earlier versions: ``HYDRO.HYD.002``, ``HYDRO.SDF.001``–``004`` and ``HYDRO.CON.001`` are
 ``NEWTON.COL.002`` now; ``HYDRO.MAS.002`` (shell computed as solid) is gone (hydro computes shells).
@@ -97,6 +102,8 @@ CODES = {
     "HYDRO.USD.001": (WARNING, "physics joint ignored"),
     "HYDRO.USD.002": (WARNING, "mesh approximation not implemented"),
     "HYDRO.USD.003": (WARNING, "filter that names nothing hydro can filter"),
+    "HYDRO.USD.004": (WARNING, "time-sampled attribute read at the stage's start time code"),
+    "HYDRO.USD.005": (ERROR, "point instancer with a missing prototype or positions not one per index"),
 }
 
 # --- the schemas (newton-usd-schemas; usd_io reads the registered definitions) ---------------------
