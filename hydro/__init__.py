@@ -31,7 +31,11 @@ EmbodiChain-style sensors live in :mod:`hydro.sim.embodichain` (their names clas
 
 from importlib import import_module
 
-from . import _compat
+from . import _signals
+
+_signals.install_for_command()  # the ``hydro`` command only: Ctrl-C from the first instant (exit 130)
+
+from . import _compat  # noqa: E402
 
 __version__ = "0.1.0"
 

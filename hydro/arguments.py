@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["number", "integer", "float_array", "index_pairs", "model_like", "MODEL_FIELDS"]
+__all__ = ["number", "integer", "float_array", "index_pairs", "env_ids", "model_like", "MODEL_FIELDS"]
 
 #: What the collision pipeline reads from a model (a :class:`~hydro.scene.model.Model`, or any
 #: object with these fields, as the tests' small models are).
@@ -103,6 +103,34 @@ def index_pairs(value, name: str, count: int) -> np.ndarray:
     if out.any():
         k = int(np.flatnonzero(out.any(axis=1))[0])
         raise InputError(f"{name}[{k}] = {tuple(arr[k].tolist())}: shape index out of range [0, {count - 1}]")
+    return arr
+
+
+def env_ids(value, name: str, count: int) -> np.ndarray:
+    """``value`` as sorted unique int64 env indices in ``[0, count)``: one integer, or a sequence,
+    array or tensor (any device) of integers (floats only when integral: 2.0 is env 2, 0.5 is
+    refused, never truncated to env 0)."""
+    what = f"{name} must be env indices (integers in [0, {count - 1}])"
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    if value is None or isinstance(value, (str, bytes, dict, set)):
+        raise InputError(f"{what}, got {type(value).__name__}")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} ({exc})") from None
+    arr = arr.reshape(-1)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise InputError(f"{what}, got {arr.dtype} values ({arr[:4].tolist()})")
+    if np.issubdtype(arr.dtype, np.floating):
+        bad = ~np.isfinite(arr) | (np.trunc(arr) != arr)
+        if bad.any():
+            raise InputError(f"{what}, got the non-integer {float(arr[bad][0])!r}")
+    arr = np.unique(arr.astype(np.int64))
+    if np.any((arr < 0) | (arr >= count)):
+        raise InputError(f"{what}, got {arr[(arr < 0) | (arr >= count)][:8].tolist()}")
     return arr
 
 

@@ -10,7 +10,7 @@ breaks the schema rules also gets its first findings, one per line, in ``hydro v
 | 1 | ``hydro validate`` found errors |
 | 2 | bad input: an argument, a file, a scene, a budget (:class:`~hydro.errors.HydroError`, ``ValueError``, ``OSError``), or out of memory |
 | 3 | an internal error (a bug, or an input hydro does not check yet): the line names the exception |
-| 130 | interrupted (Ctrl-C); ``hydro run`` writes what it simulated first and says so |
+| 130 | interrupted (Ctrl-C, from the first instant: one line, nothing written; :mod:`hydro._signals`); ``hydro run`` writes what it simulated first and says so |
 
 ``--out`` means exactly the path given: ``collide --out FILE`` writes FILE (no extension added)
 and refuses a folder; ``run --out DIR`` writes into the folder DIR (made if missing) and refuses a
@@ -28,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from . import _signals
 from .errors import HydroError, InputError, SceneError
 
 #: Findings of an invalid scene printed under its error line (``hydro validate`` lists them all).
@@ -159,7 +160,7 @@ def _cmd_collide(args) -> int:
     from .tools.outputs import atomic_file, output_file
 
     if args.out is not None:
-        output_file(args.out)  # before any work: a folder or a missing folder is refused now
+        output_file(args.out, inputs=[args.scene])  # before any work: a folder, a link, a FIFO, the scene
     model = load_usd(args.scene)
     cfg = _collide_config(args)
     pipe = CollisionPipeline(model, cfg, device=args.device, stage_timings=args.stage_timings)
@@ -184,6 +185,7 @@ def _cmd_collide(args) -> int:
             "patch_area": float(s.patch_area),
             "center_of_pressure": [None if not np.isfinite(v) else float(v) for v in s.center_of_pressure],
         })
+    _signals.check()  # an interrupt that a library swallowed: no output
     overflow = None
     if result.overflow:
         overflow = {o.setting: {"capacity": o.capacity, "required": o.required} for o in result.overflow}
@@ -224,6 +226,7 @@ def _cmd_validate(args) -> int:
     from .scene.validate import ERROR, WARNING
 
     findings = validate_usd(args.scene)
+    _signals.check()
     for f in findings:
         print(f)
     n_err = sum(f.severity == ERROR for f in findings)
@@ -355,15 +358,23 @@ def main(argv=None) -> int:
         warnings.showwarning = show_warning
         if not os.environ.get("HYDRO_DEBUG"):  # NumPy's floating-point notes are noise on a command line
             warnings.filterwarnings("ignore", message=r"(invalid value|overflow|divide by zero|underflow) encountered")
+        _signals.working(command)  # Ctrl-C raises and is remembered (a library may swallow the raise)
         try:
-            return int(args.func(args) or 0)
+            status = int(args.func(args) or 0)
+            _signals.check()  # swallowed somewhere and never seen again: still an interrupt
+            return status
         except KeyboardInterrupt as exc:
             print(f"{command}: {str(exc) or 'interrupted'}", file=sys.stderr)
             return 130
         except Exception as exc:  # noqa: BLE001 - the command line never shows a traceback
+            if _signals.pending():  # a Ctrl-C that a library turned into another error
+                print(f"{command}: interrupted", file=sys.stderr)
+                return 130
             if os.environ.get("HYDRO_DEBUG"):
                 raise
             return _report(command, exc, getattr(args, "scene", None) or "SCENE")
+        finally:
+            _signals.finished()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -63,6 +63,11 @@ def run(args) -> int:
 
     size = parse_size(args.size)
     parse_camera(args.camera, (0.0, 0.0, 0.0), 1.0)
+    if args.screenshot:  # before any work: a PNG path hydro may write (not the scene, a link, a FIFO)
+        from hydro.tools.outputs import output_file
+
+        output_file(args.screenshot, option="--screenshot", inputs=[args.scene], suffixes=(".png",),
+                    example="view.png")
     try:
         import polyscope  # noqa: F401
     except ImportError as exc:

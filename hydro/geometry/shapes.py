@@ -260,6 +260,53 @@ class Ellipsoid(Geometry):
         return np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) * (m / 5.0)
 
 
+#: Mesh file formats :meth:`Mesh.load` reads (extension → name); others are refused by name.
+MESH_FORMATS = {".obj": "OBJ", ".stl": "STL", ".ply": "PLY", ".off": "OFF", ".glb": "glTF (binary)",
+                ".gltf": "glTF"}
+#: Formats that hold points only (no triangles).
+POINT_FORMATS = {".xyz": "XYZ point cloud", ".pts": "point cloud", ".pcd": "point cloud"}
+
+
+def _mesh_file_kind(path) -> str:
+    """The format name of a mesh file, after checking that it can be read: it exists, is a file,
+    has an extension :data:`MESH_FORMATS` lists, and an STL is a whole binary or an ASCII STL
+    (trimesh's own errors for a corrupt STL name a missing module). Raises :class:`InputError`."""
+    import os
+
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        raise InputError(f"mesh file {p!r}: no such file")
+    if os.path.isdir(p):
+        raise InputError(f"mesh file {p!r} is a folder: give a mesh file ({', '.join(MESH_FORMATS)})")
+    ext = os.path.splitext(p)[1].lower()
+    if ext in POINT_FORMATS:
+        raise InputError(f"mesh file {p!r} is a {POINT_FORMATS[ext]} ({ext}): it holds no triangles; give a mesh "
+                         f"({', '.join(MESH_FORMATS)})")
+    if ext not in MESH_FORMATS:
+        raise InputError(f"mesh file {p!r}: unknown mesh format {ext or '(no extension)'!r}; hydro reads "
+                         f"{', '.join(MESH_FORMATS)}")
+    if ext == ".stl":
+        size = os.path.getsize(p)
+        with open(p, "rb") as fh:
+            head = fh.read(84)
+            if size >= 84:
+                count = int.from_bytes(head[80:84], "little")
+                if size == 84 + 50 * count and count > 0:
+                    return "binary STL"
+            fh.seek(0)
+            text = fh.read(min(size, 1 << 16))
+        try:
+            ascii_ok = text.decode("ascii").lstrip().lower().startswith("solid") and b"facet" in text
+        except UnicodeDecodeError:
+            ascii_ok = False
+        if not ascii_ok:
+            raise InputError(f"mesh file {p!r} is not a valid STL file: neither binary STL (84 + 50 bytes per "
+                             f"triangle, this file has {size} bytes) nor ASCII STL ('solid ... facet ...'); it may be "
+                             f"truncated or corrupt")
+        return "ASCII STL"
+    return MESH_FORMATS[ext]
+
+
 @dataclass(frozen=True, eq=False)
 class Mesh(Geometry):
     """A triangle mesh, as given. ``name`` appears in every error about it.
@@ -318,15 +365,18 @@ class Mesh(Geometry):
         per triangle; :meth:`solid` welds them). ``scale``: metres per file unit."""
         import trimesh
 
-        try:
-            tm = trimesh.load(path, force="mesh", process=False)
-        except Exception as exc:  # trimesh raises many types
-            raise InputError(f"mesh file {path!r} could not be read: {exc}") from exc
-        if not isinstance(tm, trimesh.Trimesh) or len(tm.faces) == 0:
-            raise InputError(f"mesh file {path!r} holds no triangles")
         scale = float(scale)
         if not math.isfinite(scale) or scale <= 0.0:
             raise InputError(f"scale must be a finite number > 0, got {scale!r}")
+        kind = _mesh_file_kind(path)
+        try:
+            tm = trimesh.load(path, force="mesh", process=False)
+        except Exception as exc:  # trimesh raises many types  # noqa: BLE001
+            first = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise InputError(f"mesh file {path!r} could not be read as {kind}: {first} (is it a complete {kind} "
+                             f"file?)") from exc
+        if not isinstance(tm, trimesh.Trimesh) or len(tm.faces) == 0:
+            raise InputError(f"mesh file {path!r} holds no triangles")
         return cls(np.asarray(tm.vertices) * scale, np.asarray(tm.faces), name=str(path))
 
     def to_trimesh(self):

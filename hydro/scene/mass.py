@@ -62,8 +62,16 @@ def check_inertia(name: str, v) -> np.ndarray:
         raise ValueError(f"{name} must be a finite 3x3 tensor or 3 diagonal values, got shape {a.shape}")
     if not np.allclose(a, a.T, rtol=1e-9, atol=1e-15):
         raise ValueError(f"{name} must be symmetric")
-    if np.linalg.eigvalsh(a).min() < -1e-12 * max(1.0, abs(a).max()):
+    moments = np.linalg.eigvalsh(a)
+    if moments.min() < -1e-12 * max(1.0, abs(a).max()):
         raise ValueError(f"{name} must be positive semi-definite")
+    # every principal moment is at most the sum of the other two (I_x + I_y = ∫(x²+y²+2z²) dm >= I_z):
+    # no mass distribution has moments that break it, and the solver's rotation would be unphysical
+    lo, mid, hi = moments
+    if hi > (lo + mid) * (1.0 + 1e-6) + 1e-15 * max(1.0, abs(a).max()):  # 1e-6: values stored as float32
+        shown = ", ".join(f"{x:.9g}" for x in moments)
+        raise ValueError(f"{name}: principal moments ({shown}) break the triangle inequality (each must be at most "
+                         f"the sum of the other two: {hi:.9g} > {lo:.9g} + {mid:.9g}); no body has them")
     return a
 
 

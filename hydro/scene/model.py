@@ -24,12 +24,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import validate as _rules
+from ..errors import InputError
 from ..geometry import Geometry, Mesh
 from ..sdf import SDFPack, SDFSettings, build_sdf
 from ..transforms import IDENTITY_POSE, check_poses, pose_compose
 from .material import MATERIAL_COUNT, ShapeMaterial, material_row
 from .mass import DEFAULT_DENSITY, body_mass_properties, check_inertia, inverse_mass_properties, mass_properties
-from .paths import ENVS_ROOT, is_under
+from .paths import ENVS_ROOT, is_under, prim_path_problem
 from .replicate import env_grid, replicate
 
 # DEFAULT_DENSITY, ENVS_ROOT, env_grid and mass_properties live in mass, paths and replicate now;
@@ -498,8 +499,9 @@ class ModelBuilder:
 
     @staticmethod
     def _check_path(path, existing, what) -> str:
-        if not isinstance(path, str) or not path.startswith("/") or path.endswith("/") and path != "/":
-            raise ValueError(f"{what} path must be an absolute prim path like /World/Box, got {path!r}")
+        problem = prim_path_problem(path)
+        if problem is not None:  # caught here, not as a pxr error in save_usd
+            raise InputError(f"{what} path {path!r} is not a USD prim path: {problem}")
         if path in existing:
             raise ValueError(f"{what} path {path} is used twice")
         return path

@@ -38,6 +38,33 @@ ENV_REGEX_NS = ENVS_ROOT + r"/env_\d+"
 ENV_PATH = re.compile("^" + ENVS_ROOT + r"/env_(\d+)(/.*)?$")
 
 
+def prim_path_problem(path) -> str | None:
+    """What makes ``path`` not an absolute USD prim path (None: nothing). USD's rule for each name
+    (``SdfPath.IsValidIdentifier``, UTF-8 since USD 24.03): a letter or ``_`` first, then letters,
+    digits and ``_`` (Unicode XID_Start / XID_Continue, which ``str.isidentifier`` implements), so
+    ``/World/B all``, ``/World/1ball`` and ``/World/Ba-ll`` are not prim paths. No ``pxr`` here:
+    the core checks names without USD installed."""
+    if not isinstance(path, str) or not path.startswith("/") or path == "/":
+        return "it must be an absolute prim path like /World/Box"
+    names = path[1:].split("/")
+    for name in names:
+        if not name:
+            return "it has an empty name (a doubled or trailing '/')"
+        if not name.isidentifier():
+            first = name[0]
+            why = (f"{name!r} starts with {first!r}" if not (first == "_" or first.isidentifier())
+                   else f"{name!r} holds {next(c for c in name if not ('_' + c).isidentifier())!r}")
+            return (f"{why}: a prim name is a letter or '_' followed by letters, digits and '_' "
+                    f"(e.g. {_suggest(name)!r})")
+    return None
+
+
+def _suggest(name: str) -> str:
+    """``name`` made a valid prim name (the fix a message suggests)."""
+    out = "".join(c if ("_" + c).isidentifier() else "_" for c in name)
+    return out if out[:1].isidentifier() else "_" + out
+
+
 def env_of(path: str) -> int | None:
     """The env index of a prim path at or under ``/World/envs/env_<i>``, or None (global)."""
     m = ENV_PATH.match(path)

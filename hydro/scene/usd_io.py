@@ -968,9 +968,18 @@ def _write_filtered_pairs(stage, model):
         UsdPhysics.FilteredPairsAPI.Apply(stage.GetPrimAtPath(pa)).CreateFilteredPairsRel().AddTarget(Sdf.Path(pb))
 
 
+#: Extensions :func:`save_usd` writes (USD chooses text or binary by them).
+USD_SUFFIXES = (".usd", ".usda", ".usdc")
+
+
 def save_usd(model: Model, path) -> None:
-    """Write ``model`` to a ``.usda``/``.usd`` file (see the module docstring and docs/usd.md)."""
-    path = os.fspath(path)
+    """Write ``model`` to a ``.usda``/``.usd``/``.usdc`` file (see the module docstring and
+    docs/usd.md). Any other extension is refused before anything is written (``load_usd`` could not
+    read it), as is a path that is a folder, a link, a FIFO or a device; the file appears whole or
+    not at all (:mod:`hydro.tools.outputs`)."""
+    from ..tools.outputs import atomic_file, output_file
+
+    path = output_file(os.fspath(path), option="save_usd path", suffixes=USD_SUFFIXES, example="scene.usda")
     stage = Usd.Stage.CreateInMemory()
     UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
     UsdGeom.SetStageMetersPerUnit(stage, 1.0)
@@ -1037,4 +1046,6 @@ def save_usd(model: Model, path) -> None:
     _write_filtered_pairs(stage, model)
     for root in model.articulations:
         UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath(root))
-    stage.GetRootLayer().Export(path)
+    with atomic_file(path) as tmp:
+        if not stage.GetRootLayer().Export(tmp):
+            raise InputError(f"save_usd: USD could not write {path}")

@@ -46,7 +46,8 @@ load is refused), WARNING when it can and does something documented instead.
 | ``HYDRO.STG.001`` | ERROR | the stage's ``metersPerUnit`` or ``kilogramsPerUnit`` not a finite number > 0 (or a |
 | | | referenced layer's: its values cannot be converted) |
 | ``HYDRO.MAS.001`` | ERROR | ``physics:mass``/``physics:density`` negative or not finite, ``physics:diagonalInertia`` |
-| | | negative or not finite, ``physics:centerOfMass`` not finite (other than the unset -inf) |
+| | | negative, not finite or breaking the triangle inequality (a moment over the sum of the |
+| | | other two), ``physics:centerOfMass`` not finite (other than the unset -inf) |
 | ``HYDRO.MAT.001`` | ERROR | a bound physics material's friction, restitution or Newton contact value negative |
 | | | or not finite (other than the -inf sentinel), or a contact stiffness of 0 |
 | ``HYDRO.BOD.001`` | ERROR | ``physics:velocity`` or ``physics:angularVelocity`` not 3 finite numbers |
@@ -393,6 +394,13 @@ def physics_mass_findings(path: str, attributes: dict) -> list[Finding]:
         v = attributes["physics:diagonalInertia"]
         if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(_is_number(x) and math.isfinite(x) and x >= 0 for x in v)):
             out.append(_finding("HYDRO.MAS.001", path, f"physics:diagonalInertia must be 3 finite numbers >= 0, got {_shown(v)}"))
+        else:
+            lo, mid, hi = sorted(float(x) for x in v)
+            if hi > (lo + mid) * (1.0 + 1e-6) + 1e-15 * max(1.0, hi):  # 1e-6: values stored as float32
+                out.append(_finding("HYDRO.MAS.001", path, f"physics:diagonalInertia {_shown(v)} breaks the triangle "
+                                                           f"inequality (each moment must be at most the sum of the "
+                                                           f"other two: {hi:.9g} > {lo:.9g} + {mid:.9g}); no body "
+                                                           f"has it"))
     return out
 
 

@@ -394,4 +394,10 @@ def _host_ints(values) -> np.ndarray:
     """Ids given as a torch tensor (any device), an array, a list or a number, as int64 NumPy."""
     if hasattr(values, "detach"):
         values = values.detach().cpu().numpy()
-    return np.asarray(values, dtype=np.int64).reshape(-1)
+    arr = np.asarray(values).reshape(-1)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+                                 or arr.size == 0):
+        raise InputError(f"ids must be integers, got {arr.dtype} values")
+    if np.issubdtype(arr.dtype, np.floating) and np.any(~np.isfinite(arr) | (np.trunc(arr) != arr)):
+        raise InputError(f"ids must be integers, got the non-integer {float(arr[np.trunc(arr) != arr][0])!r}")
+    return arr.astype(np.int64)

@@ -486,12 +486,9 @@ class ContactSensor:
     def _envs(self, env_ids):
         if env_ids is None:
             return np.arange(self._E)
-        if hasattr(env_ids, "detach"):  # a torch tensor
-            env_ids = env_ids.detach().cpu().numpy()
-        envs = np.unique(np.asarray(env_ids, dtype=np.int64).reshape(-1))
-        if np.any((envs < 0) | (envs >= self._E)):
-            raise InputError(f"env_ids must be in [0, {self._E - 1}], got {envs.tolist()}")
-        return envs
+        from ..arguments import env_ids as checked_env_ids
+
+        return checked_env_ids(env_ids, "env_ids", self._E)  # 0.5 is refused, not env 0
 
     def set_debug_vis(self, debug_vis: bool) -> bool:
         """Turn the viewer's markers on or off (the data does not change); returns True."""

@@ -77,6 +77,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arguments import env_ids as checked_env_ids
 from ..arguments import float_array, number
 from ..budget import check_substeps
 from ..contact.types import CONTACT_POINT
@@ -373,9 +374,7 @@ class Simulation:
             self.substep_count = 0
             envs = np.arange(m.num_envs)
         else:
-            envs = np.unique(np.asarray(env_ids, dtype=np.int64).reshape(-1))
-            if np.any((envs < 0) | (envs >= m.num_envs)):
-                raise ValueError(f"env_ids must be in [0, {m.num_envs - 1}], got {envs.tolist()}")
+            envs = checked_env_ids(env_ids, "env_ids", m.num_envs)  # 0.5 is refused, not env 0
         sel = np.isin(m.body_env, envs)
         self.state.body_q[sel] = m.body_q0[sel]
         self.state.body_qd[sel] = m.body_qd0[sel]

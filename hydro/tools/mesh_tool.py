@@ -7,12 +7,18 @@ voxel against the narrow band. Exit 0 when it can be hydroelastic, 1 when not.
 ``repair`` welds, removes duplicated and cancelling faces, reorients, closes holes, measures how
 far the surface moved and writes ``OUT`` (any format trimesh writes: .obj, .stl, .ply) only when
 the result is closed and moved by at most a voxel (or ``--max-displacement``). Exit 0 when
-written, 1 when refused.
+written, 1 when refused. ``OUT`` is checked before the work (:func:`hydro.tools.outputs.output_file`):
+its extension must be one of :data:`REPAIR_FORMATS`, and it must not be the input, a link, a FIFO
+or a device.
 """
 
 from __future__ import annotations
 
 import os
+
+
+#: Extensions ``mesh repair -o`` writes (trimesh's mesh exporters that keep triangles).
+REPAIR_FORMATS = (".obj", ".stl", ".ply", ".off", ".glb")
 
 
 def add_mesh_parser(sub) -> None:
@@ -62,7 +68,8 @@ def _cmd_repair(args) -> int:
     from ..geometry.mesh_repair import repair_mesh
     from .outputs import atomic_file, output_file
 
-    output_file(args.out)  # a file in a folder that can be written (before the work)
+    output_file(args.out, option="-o", inputs=[args.path], suffixes=REPAIR_FORMATS,
+                example="repaired.obj")  # before the work: a writable regular file of a format trimesh writes
     mesh = Mesh.load(args.path, scale=args.scale)
     repaired, report = repair_mesh(mesh, max_displacement=args.max_displacement, resolution=args.resolution,
                                    weld_tolerance=args.weld_tolerance)

@@ -12,7 +12,10 @@
   (with a message saying so); a second one interrupts at once.
 - :func:`output_file` / :func:`output_folder`: check an ``--out`` path before any work is done
   (``--out`` means exactly the path given: a file option refuses a folder, a folder option a
-  file), and say which.
+  file), and say which. Neither they nor :func:`atomic_files` replace what is not a regular file
+  (:func:`check_target`): a symbolic link, a FIFO, a device or a socket is refused, as is a file
+  the command reads (``--out`` naming the input scene) and a read-only file; an unknown
+  extension is refused before the work where the writer chooses the format by it.
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 import sys
 import tempfile
 import threading
 
+from .. import _signals
 from ..errors import InputError
 
-__all__ = ["atomic_file", "atomic_files", "interrupts_deferred", "output_file", "output_folder"]
+__all__ = ["atomic_file", "atomic_files", "check_target", "interrupts_deferred", "output_file", "output_folder"]
 
 _held: list = []  # the pending lists of the interrupts_deferred blocks now open (innermost last)
 
@@ -69,11 +74,14 @@ def atomic_files(paths):
     without error all of them are renamed over their targets in one burst; otherwise all are
     removed and no target changes."""
     targets = [os.fspath(p) for p in paths]
+    for p in targets:  # never replace a link, a FIFO or a device, whoever calls
+        check_target(p, option="output")
     temps = []
     try:
         for p in targets:
             temps.append(_temporary(p))
         yield list(temps)
+        _signals.check()  # a Ctrl-C that a library swallowed while the files were made: none is kept
         with interrupts_deferred(final=True):  # the renames take microseconds: never stop half way
             for tmp, p in zip(temps, targets):
                 os.chmod(tmp, _mode(p))
@@ -117,14 +125,67 @@ def interrupts_deferred(message: str | None = None, *, final: bool = False, stre
         raise KeyboardInterrupt
 
 
-def output_file(path, *, option: str = "--out") -> str:
-    """Check that ``path`` can be written as a file: not a folder, in a folder that exists and can
-    be written. Returns it unchanged (hydro writes exactly there, adding no extension)."""
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _same_file(a: str, b) -> bool:
+    try:
+        return os.path.samefile(a, os.fspath(b))
+    except (OSError, TypeError, ValueError):
+        return os.path.abspath(a) == os.path.abspath(os.fspath(b)) if b is not None else False
+
+
+def check_target(path, *, option: str = "--out", inputs=()) -> None:
+    """Refuse (:class:`~hydro.errors.InputError`) to replace what is at ``path`` unless it is
+    nothing or a regular file hydro may overwrite: not a symbolic link (replacing it would cut the
+    link), not a FIFO, device or socket (replacing it would destroy it; writing to it is not a
+    file), not one of ``inputs`` (the files the command reads), not read-only."""
+    p = os.fspath(path)
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"{option} {p}: cannot be inspected ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise InputError(f"{option} {p} is a symbolic link (to {os.readlink(p)}): hydro replaces files whole and would "
+                         f"replace the link; give the file it points to, or another path")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{option} {p} is {_kind(st.st_mode)}, not a regular file: hydro writes only regular files "
+                         f"(it would replace it); give another path")
+    for inp in inputs:
+        if inp is not None and _same_file(p, inp):
+            raise InputError(f"{option} {p} is the input {os.fspath(inp)}: writing there would destroy it; give "
+                             f"another path")
+    if not os.access(p, os.W_OK):
+        raise InputError(f"{option} {p}: the file exists and is read-only; give another path or make it writable")
+
+
+def output_file(path, *, option: str = "--out", inputs=(), suffixes=None, example: str = "contacts.npz") -> str:
+    """Check that ``path`` can be written as a file: not a folder (nor a path ending in a
+    separator), in a folder that exists and can be written, and nothing there that hydro must not
+    replace (:func:`check_target`: a link, a FIFO or device, an input, a read-only file).
+    ``suffixes``: the extensions the writer knows (lower case, with the dot; None: any). Returns it
+    unchanged (hydro writes exactly there, adding no extension)."""
     p = os.fspath(path)
     if not p:
         raise InputError(f"{option} must name a file, got an empty path")
-    if os.path.isdir(p):
-        raise InputError(f"{option} {p} is a folder: give the file to write, e.g. {os.path.join(p, 'contacts.npz')}")
+    if p.endswith(("/", os.sep)) or os.path.isdir(p):
+        base = p.rstrip("/" + os.sep) or p
+        raise InputError(f"{option} {p} {'is' if os.path.isdir(p) else 'names'} a folder: give the file to write, "
+                         f"e.g. {os.path.join(base, example)}")
+    if suffixes is not None:
+        ext = os.path.splitext(p)[1].lower()
+        if ext not in suffixes:
+            raise InputError(f"{option} {p}: unknown file type {ext or '(no extension)'!r}; use one of "
+                             f"{', '.join(sorted(suffixes))}")
+    check_target(p, option=option, inputs=inputs)
     folder = os.path.dirname(os.path.abspath(p))
     if not os.path.isdir(folder):
         raise InputError(f"{option} {p}: the folder {folder} does not exist")
@@ -133,14 +194,16 @@ def output_file(path, *, option: str = "--out") -> str:
     return p
 
 
-def output_folder(path, *, option: str = "--out") -> str:
+def output_folder(path, *, option: str = "--out", inputs=(), files=()) -> str:
     """Check that ``path`` can be used as an output folder (it may not exist yet; it is made when
-    the outputs are written). Returns it unchanged."""
+    the outputs are written), and that none of ``files`` (names inside it) is something hydro must
+    not replace (:func:`check_target`). Returns it unchanged."""
     p = os.fspath(path)
     if not p:
         raise InputError(f"{option} must name a folder, got an empty path")
     if os.path.exists(p) and not os.path.isdir(p):
-        raise InputError(f"{option} {p} is a file, not a folder")
+        kind = "a file" if os.path.isfile(p) else _kind(os.stat(p).st_mode)
+        raise InputError(f"{option} {p} is {kind}, not a folder")
     parent = os.path.abspath(p)
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)
@@ -148,4 +211,6 @@ def output_folder(path, *, option: str = "--out") -> str:
         raise InputError(f"{option} {p}: {parent} is a file, not a folder")
     if not os.access(parent, os.W_OK):
         raise InputError(f"{option} {p}: {parent} cannot be written")
+    for name in files:
+        check_target(os.path.join(p, name), option=option, inputs=inputs)
     return p

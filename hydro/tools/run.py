@@ -34,6 +34,7 @@ import warnings
 import numpy as np
 from tqdm.auto import tqdm
 
+from .. import _signals
 from ..arguments import integer
 from ..errors import HydroWarning, Interrupted
 from ..scene.paths import env_of, env_relative, relative_name
@@ -43,7 +44,10 @@ from .outputs import atomic_files, interrupts_deferred, output_folder
 from .plots import line_plot
 from .support import departure_warnings, support_warnings
 
-__all__ = ["run_scene"]
+__all__ = ["run_scene", "OUTPUT_FILES"]
+
+#: The files ``hydro run`` writes into its folder.
+OUTPUT_FILES = ("trajectories.npz", "sensors.npz", "forces.png")
 
 
 def body_sensors(sim: Simulation):
@@ -71,7 +75,7 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
     Warnings (:class:`~hydro.errors.HydroWarning`) say when bodies fall off their ground."""
     steps = integer(steps, "steps", minimum=1)
     out_dir = output_folder(out_dir or os.path.join("out", os.path.splitext(os.path.basename(os.fspath(scene)))[0]),
-                            option="out_dir")
+                            option="out_dir", inputs=[scene], files=OUTPUT_FILES)
     sim = Simulation(scene, num_envs=num_envs, dt=dt, device=device)
     sensors = body_sensors(sim)
     names = [n for n, _ in sensors]
@@ -99,6 +103,7 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
     interrupted = False
     try:
         for i in range(steps):
+            _signals.check()  # a Ctrl-C swallowed inside a step (a compile, a library) stops the run here
             sim.step()
             t[i] = sim.time
             body_q[i] = sim.state.body_q
@@ -113,6 +118,7 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
             bar.update(1)
     except KeyboardInterrupt:
         interrupted = True
+        _signals.clear()  # handled: the steps done are written, as documented
     finally:
         bar.close()
     wall = time.perf_counter() - t0
@@ -141,8 +147,7 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
 def _write(out_dir, scene, m, names, sensors, t, body_q, body_qd, fn, ft, touching) -> dict:
     """Write the three files together (atomically); ``files["_late"]``: Ctrl-C came meanwhile."""
     E, K = m.num_envs, len(sensors)
-    files = {name: os.path.join(out_dir, base) for name, base in
-             (("trajectories", "trajectories.npz"), ("sensors", "sensors.npz"), ("plot", "forces.png"))}
+    files = {name: os.path.join(out_dir, base) for name, base in zip(("trajectories", "sensors", "plot"), OUTPUT_FILES)}
     held = []
     try:
         with interrupts_deferred("hydro run: finishing the output files (Ctrl-C again to abandon them)") as held:
