@@ -8,6 +8,7 @@ the limit, instead of dying in an allocation or running for days.
 |---|---|---|
 | :func:`check_sdf_memory` | the SDF budget of the scene rules (4 GiB, ``HYDRO_SDF_BUDGET_GIB``) | an SDF build allocates its grid tables and band samples at once |
 | :func:`check_substeps` | :data:`MAX_SUBSTEPS` sub-steps per physics step | a step runs its sub-steps without a progress report; more means a step that looks hung |
+| :func:`check_memory` | the memory budget (half of this machine's memory, ``HYDRO_MEMORY_BUDGET_GIB``) | env copies (``num_envs``), sensor histories (``history_length``), ``hydro run``'s recorded steps (``--steps``): allocated at once, or growing until the system kills the process |
 
 The SDF estimate and budget are the scene rules' own (:func:`hydro.scene.validate.sdf_build_bytes`,
 :func:`~hydro.scene.validate.sdf_budget_bytes`, finding ``HYDRO.BUD.001``): ``hydro sdf`` and a
@@ -20,7 +21,11 @@ import math
 
 from .errors import BudgetError
 
-__all__ = ["MAX_SUBSTEPS", "check_sdf_memory", "check_substeps"]
+__all__ = ["MAX_SUBSTEPS", "ENV_COPY_BYTES", "check_memory", "check_sdf_memory", "check_substeps", "memory_budget_bytes"]
+
+#: Bytes one copied body or shape costs when envs are replicated (its Python record, its rows in
+#: the model, the simulation and the contact buffers; measured: about 14 KB for a box-on-ground env).
+ENV_COPY_BYTES = 16 * 1024
 
 #: Most sub-steps one physics step may take (``Simulation(substeps=...)`` or chosen by ``"auto"``).
 MAX_SUBSTEPS = 10_000
@@ -40,6 +45,40 @@ def check_sdf_memory(geometry, settings, *, what: str, setting: str) -> int:
     if need > limit:
         raise BudgetError(f"{what}: an SDF grid of {' x '.join(map(str, res))} voxels needs about {_bytes(need)} to "
                           f"build, over hydro's budget of {_bytes(limit)} (HYDRO_SDF_BUDGET_GIB): {setting}")
+    return int(need)
+
+
+def memory_budget_bytes() -> int:
+    """The most bytes one setting may ask for: ``HYDRO_MEMORY_BUDGET_GIB`` GiB when set, else half of
+    this machine's physical memory."""
+    import os
+
+    text = os.environ.get("HYDRO_MEMORY_BUDGET_GIB")
+    if text:
+        try:
+            gib = float(text)
+        except ValueError:
+            gib = math.nan
+        if not (math.isfinite(gib) and gib > 0):
+            raise BudgetError(f"HYDRO_MEMORY_BUDGET_GIB must be a number > 0 (GiB), got {text!r}")
+        return int(gib * 2**30)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        total = 16 * 2**30
+    return int(total // 2)
+
+
+def check_memory(need: float, *, what: str, setting: str) -> int:
+    """Refuse (:class:`BudgetError`) ``need`` bytes over :func:`memory_budget_bytes`, before they are
+    allocated; ``what`` says what would be allocated, ``setting`` the knob to turn. Returns the
+    need in bytes."""
+    from .scene.validate import _bytes
+
+    limit = memory_budget_bytes()
+    if not need <= limit:  # NaN or inf too
+        raise BudgetError(f"{what} needs about {_bytes(need)}, over hydro's memory budget of {_bytes(limit)} (half of "
+                          f"this machine's memory, or HYDRO_MEMORY_BUDGET_GIB): {setting}")
     return int(need)
 
 

@@ -71,6 +71,7 @@ def replicate(bodies, shapes, roots, env_origins: dict, num_envs: int, spacing: 
             body_env = [0] * len(bodies)
             shape_env = [0 if s.body >= 0 else -1 for s in shapes]
             return bodies, shapes, roots, origins, body_env, shape_env, body_src
+        _check_copies(num_envs, len(bodies) + len(shapes))
         return _copies(bodies, shapes, range(len(bodies)), range(len(shapes)), roots, np.zeros(3),
                        env_grid(num_envs, spacing), global_bodies=[], global_shapes=[])
 
@@ -108,8 +109,19 @@ def replicate(bodies, shapes, roots, env_origins: dict, num_envs: int, spacing: 
             raise ValueError(f"shape {s.path} is outside env_0 but its body {bodies[s.body].path} is in it")
     t_roots = [r for r in roots if env_of(r) == 0]
     g_roots = [r for r in roots if env_of(r) != 0]
+    _check_copies(num_envs, len(t_bodies) + len(t_shapes))
     return _copies(bodies, shapes, t_bodies, t_shapes, t_roots, template_origin, env_grid(num_envs, spacing),
                    global_bodies=g_bodies, global_shapes=g_shapes, global_roots=g_roots)
+
+
+def _check_copies(num_envs: int, items: int) -> None:
+    """Refuse (:class:`~hydro.errors.BudgetError`) env copies over the memory budget, before any
+    is made (:func:`hydro.budget.check_memory`)."""
+    from ..budget import ENV_COPY_BYTES, check_memory
+
+    check_memory(float(num_envs) * max(items, 1) * ENV_COPY_BYTES,
+                 what=f"{num_envs} envs of {items} bodies and shapes each",
+                 setting="use fewer envs (num_envs, hydro run --num-envs)")
 
 
 def _copies(all_bodies, all_shapes, body_ids, shape_ids, roots, base_origin, offsets, *, global_bodies, global_shapes,

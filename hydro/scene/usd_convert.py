@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import validate as rules
+from ..errors import InputError
 from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
 from ..sdf import SDFSettings
 from ..transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate, quat_to_matrix
@@ -418,6 +419,9 @@ def gravity_vector(direction, magnitude, *, rot: np.ndarray, mpu: float) -> np.n
     """(3,) m/s² from a ``PhysicsScene``'s ``physics:gravityDirection`` and
     ``physics:gravityMagnitude`` as authored (None when unset), ``rot`` the stage's axis
     conversion and ``mpu`` its metres per unit (the rules: :func:`hydro.scene.usd_io.read_gravity`)."""
+    problem = rules.gravity_problem(direction, magnitude)
+    if problem is not None:
+        raise InputError(f"PhysicsScene: {problem}")
     direction = np.zeros(3) if direction is None else rot @ np.array([float(v) for v in direction])
     norm = float(np.linalg.norm(direction))
     direction = np.array([0.0, 0.0, -1.0]) if norm == 0.0 else direction / norm

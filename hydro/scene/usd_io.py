@@ -645,6 +645,12 @@ def read_records(stage_or_path):
         if is_env_prim(occ.path):
             scene.env_origins[env_of(occ.path)] = occ.world()[3, :3]
         authored = _authored(occ.prim, frame.time)
+        if occ.prim.IsA(UsdPhysics.Scene):
+            scene_api = UsdPhysics.Scene(occ.prim)
+            found = rules.gravity_findings(occ.path, _plain(scene_api.GetGravityDirectionAttr().Get(frame.time)),
+                                           _plain(scene_api.GetGravityMagnitudeAttr().Get(frame.time)))
+            if found:
+                records.append(rules.PrimRecord(path=occ.path, type_name=str(occ.prim.GetTypeName()), findings=found))
         if not (set(applied) & relevant) and not any(k.startswith("newton:") for k in authored) and not is_joint:
             continue
         rec = rules.PrimRecord(path=occ.path, type_name=tn, xformable=occ.prim.IsA(UsdGeom.Xformable),

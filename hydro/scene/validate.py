@@ -43,6 +43,8 @@ load is refused), WARNING when it can and does something documented instead.
 | | | rigid body, ``newton:maxHullVertices`` between 0 and 3 |
 | ``HYDRO.GEO.002`` | ERROR | a collider size outside [:data:`MIN_LENGTH`, :data:`MAX_LENGTH`] metres |
 | ``HYDRO.XFM.001`` | ERROR | a prim whose transform is not finite (names the xformOp attribute) |
+| ``HYDRO.GRV.001`` | ERROR | a ``PhysicsScene``'s ``physics:gravityDirection`` not 3 finite numbers, or its |
+| | | ``physics:gravityMagnitude`` NaN or +inf (-inf is the "earth gravity" sentinel) |
 | ``HYDRO.STG.001`` | ERROR | the stage's ``metersPerUnit`` or ``kilogramsPerUnit`` not a finite number > 0 (or a |
 | | | referenced layer's: its values cannot be converted) |
 | ``HYDRO.MAS.001`` | ERROR | ``physics:mass``/``physics:density`` negative or not finite, ``physics:diagonalInertia`` |
@@ -96,6 +98,7 @@ CODES = {
     "HYDRO.GEO.002": (ERROR, "collider size out of the supported range"),
     "HYDRO.XFM.001": (ERROR, "non-finite transform"),
     "HYDRO.STG.001": (ERROR, "invalid stage units"),
+    "HYDRO.GRV.001": (ERROR, "non-finite gravity"),
     "HYDRO.MAS.001": (ERROR, "invalid physics mass properties"),
     "HYDRO.MAT.001": (ERROR, "a physics material value hydro cannot use"),
     "HYDRO.BOD.001": (ERROR, "non-finite body velocity"),
@@ -433,6 +436,32 @@ def collider_schema_findings(path: str, *, type_name: str, schemas, applied=()) 
         out.append(_finding("NEWTON.COL.001", path, f"NewtonMeshCollisionAPI applies to a Mesh, not a "
                                                     f"{type_name or 'typeless prim'}: its attributes are ignored"))
     return out
+
+
+def gravity_problem(direction, magnitude) -> str | None:
+    """What makes a ``PhysicsScene``'s gravity unusable (None: nothing): ``physics:gravityDirection``
+    not 3 finite numbers, ``physics:gravityMagnitude`` NaN or +inf (-inf is the schema's "earth
+    gravity" sentinel). ``None`` values are unset (the schema's defaults)."""
+    if direction is not None:
+        try:
+            d = [float(v) for v in direction]
+        except (TypeError, ValueError):
+            d = []
+        if len(d) != 3 or not all(math.isfinite(v) for v in d):
+            return (f"physics:gravityDirection must be 3 finite numbers ((0, 0, 0): down the up axis), got "
+                    f"{_shown(direction)}")
+    if magnitude is not None:
+        m = float(magnitude) if _is_number(magnitude) else math.nan
+        if math.isnan(m) or m == math.inf:
+            return (f"physics:gravityMagnitude must be a finite number (or -inf: earth gravity), got "
+                    f"{_shown(magnitude)}")
+    return None
+
+
+def gravity_findings(path: str, direction, magnitude) -> list:
+    """HYDRO.GRV.001 for a ``PhysicsScene`` whose gravity cannot be used (:func:`gravity_problem`)."""
+    problem = gravity_problem(direction, magnitude)
+    return [] if problem is None else [_finding("HYDRO.GRV.001", path, problem)]
 
 
 def stage_findings(*, meters_per_unit, kilograms_per_unit, path: str = "/") -> list[Finding]:

@@ -355,6 +355,12 @@ class ContactSensor:
     def _allocate(self):
         cfg = self.cfg
         E, S, F, H = self._E, self._S, self._F, self.history_length
+        from ..budget import check_memory  # before the histories are allocated (they are touched at once)
+
+        check_memory(4.0 * 3 * 8 * E * S * (H + 1) * (1 + (F if self._F else 0)),
+                     what=f"contact sensor {self.cfg.prim_path}: histories of {H} samples for {E} env(s) x {S} "
+                          f"body(ies){f' x {F} filter(s)' if self._F else ''}",
+                     setting="lower ContactSensorCfg.history_length")
         # the sensor's own state (float64, integer steps); published into the data's buffers
         self._n = np.zeros((E, S, 3))
         self._t = np.zeros((E, S, 3))

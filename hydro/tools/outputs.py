@@ -180,12 +180,12 @@ def output_file(path, *, option: str = "--out", inputs=(), suffixes=None, exampl
         base = p.rstrip("/" + os.sep) or p
         raise InputError(f"{option} {p} {'is' if os.path.isdir(p) else 'names'} a folder: give the file to write, "
                          f"e.g. {os.path.join(base, example)}")
+    check_target(p, option=option, inputs=inputs)
     if suffixes is not None:
         ext = os.path.splitext(p)[1].lower()
         if ext not in suffixes:
             raise InputError(f"{option} {p}: unknown file type {ext or '(no extension)'!r}; use one of "
                              f"{', '.join(sorted(suffixes))}")
-    check_target(p, option=option, inputs=inputs)
     folder = os.path.dirname(os.path.abspath(p))
     if not os.path.isdir(folder):
         raise InputError(f"{option} {p}: the folder {folder} does not exist")

@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 
 from .. import _signals
 from ..arguments import integer
+from ..budget import check_memory
 from ..errors import HydroWarning, Interrupted
 from ..scene.paths import env_of, env_relative, relative_name
 from ..sim.sensors import ContactSensorCfg
@@ -45,6 +46,12 @@ from .plots import line_plot
 from .support import departure_warnings, support_warnings
 
 __all__ = ["run_scene", "OUTPUT_FILES"]
+
+#: ``hydro run`` says it is building the envs from this many (a build takes seconds per 10,000).
+BUILD_NOTICE_ENVS = 1000
+#: Without a terminal the progress line is written about every 10 % of the steps, and at least
+#: every this many seconds (slow steps: many envs, fine SDFs).
+PROGRESS_SECONDS = 30.0
 
 #: The files ``hydro run`` writes into its folder.
 OUTPUT_FILES = ("trajectories.npz", "sensors.npz", "forces.png")
@@ -76,11 +83,18 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
     steps = integer(steps, "steps", minimum=1)
     out_dir = output_folder(out_dir or os.path.join("out", os.path.splitext(os.path.basename(os.fspath(scene)))[0]),
                             option="out_dir", inputs=[scene], files=OUTPUT_FILES)
+    out = sys.stderr if stream is None else stream
+    if num_envs >= BUILD_NOTICE_ENVS:  # a build of many envs takes a while: say what is going on
+        print(f"building     {num_envs} envs of {scene}…", file=out, flush=True)
     sim = Simulation(scene, num_envs=num_envs, dt=dt, device=device)
     sensors = body_sensors(sim)
     names = [n for n, _ in sensors]
     m = sim.model
     B, E, K = m.body_count, m.num_envs, len(sensors)
+    # what is recorded per step (time, poses, velocities, sensor forces, contact flags), before allocating it
+    check_memory(float(steps) * (8 + B * 13 * 8 + E * K * (6 * 8 + 1)) * 2,  # x2: the files are written from it
+                 what=f"recording {steps} steps of {B} {'body' if B == 1 else 'bodies'} and {E * K} sensor(s)",
+                 setting="run fewer steps (steps, hydro run --steps), or split the run")
     t = np.empty(steps)
     body_q = np.empty((steps, B, 7))
     body_qd = np.empty((steps, B, 6))
@@ -94,11 +108,11 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
     # steps done, rate and ETA: a widget in notebooks, a line redrawn on a terminal, about every
     # 10% when stderr (or ``stream``) is a file or a pipe (logs stay short: no maxinterval, whose
     # monitor thread would drop miniters to 1 after one slow step and log every step after it)
-    out = sys.stderr if stream is None else stream
     tty = bool(getattr(out, "isatty", lambda: False)())
     bar = tqdm(total=steps, unit="step", desc="simulating", file=out, dynamic_ncols=True,
                **({} if tty else {"mininterval": 0.0, "maxinterval": math.inf, "miniters": max(1, steps // 10)}))
     t0 = time.perf_counter()
+    shown = t0
     done = 0
     interrupted = False
     try:
@@ -115,7 +129,11 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
                 touching[i, :, k] = d.current_contact_time[:, 0] > 0
             done = i + 1
             bar.set_postfix_str(f"t={sim.time:.3f} s", refresh=False)
-            bar.update(1)
+            if bar.update(1):
+                shown = time.perf_counter()
+            elif not tty and time.perf_counter() - shown >= PROGRESS_SECONDS:  # slow steps: a line anyway
+                bar.refresh()
+                shown = time.perf_counter()
     except KeyboardInterrupt:
         interrupted = True
         _signals.clear()  # handled: the steps done are written, as documented

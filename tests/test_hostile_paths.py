@@ -1,0 +1,189 @@
+"""Every path a command writes (issue 27): ``collide --out``, ``run --out``, ``mesh repair -o``,
+``view --screenshot`` and ``save_usd`` refuse, before any work and without touching it, a path that
+is missing its folder, a folder (or ends in '/'), a FIFO, a device, a symbolic link, the command's
+own input, a read-only file or folder, or an extension the writer does not know; and Ctrl-C is
+honoured from the first instant (exit 130, one line, nothing written) at several delays.
+
+The refusal matrix runs ``hydro.cli.main`` in this process (the refusals come before any work, so
+it takes milliseconds); a few cases and the signals run as users run them, in a subprocess."""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from cli_util import ROOT, hydro
+from hostile_util import assert_error
+from hydro.cli import main
+
+SCENE = os.path.join(ROOT, "scenes", "cube_on_box.usda")
+MESH = os.path.join(ROOT, "tests", "data", "meshes", "bread.obj")
+
+# command -> (arguments before the output path, its option, the input it reads, a good file name)
+COMMANDS = {
+    "collide": (["collide", SCENE, "--out"], "--out", SCENE, "contacts.npz"),
+    "run": (["run", SCENE, "--steps", "1", "--out"], "--out", SCENE, None),  # a folder
+    "mesh repair": (["mesh", "repair", MESH, "-o"], "-o", MESH, "repaired.obj"),
+    "view": (["view", SCENE, "--screenshot"], "--screenshot", SCENE, "view.png"),
+}
+
+
+def _target(tmp_path, kind, command):
+    """(path to give, what must stay as it was: (path, check) or None, words of the error)."""
+    good = COMMANDS[command][3] or "out"
+    if kind == "missing folder":
+        if command == "run":
+            return None, None, None  # run makes its folder
+        return str(tmp_path / "no" / "such" / good), None, ["does not exist"]
+    if kind == "folder":
+        if command == "run":
+            return None, None, None  # a folder is what run wants
+        return str(tmp_path), None, ["is a folder"]
+    if kind == "trailing slash":
+        if command == "run":
+            return None, None, None
+        return str(tmp_path / "newdir") + "/", None, ["names a folder"]
+    if kind == "fifo":
+        p = tmp_path / ("fifo" if command != "run" else "sensors.npz")
+        os.mkfifo(p)
+        given = str(p) if command != "run" else str(tmp_path)
+        return given, (p, lambda q: stat.S_ISFIFO(os.lstat(q).st_mode)), ["FIFO", "not a regular file"]
+    if kind == "device":
+        if command == "run":
+            return None, None, None
+        return "/dev/null", ("/dev/null", lambda q: stat.S_ISCHR(os.stat(q).st_mode)), ["character device"]
+    if kind == "symlink":
+        real = tmp_path / "real.txt"
+        real.write_text("mine")
+        link = tmp_path / ("link" + os.path.splitext(good)[1] if command != "run" else "trajectories.npz")
+        os.symlink(real, link)
+        given = str(link) if command != "run" else str(tmp_path)
+        return given, (link, lambda q: os.path.islink(q) and real.read_text() == "mine"), ["symbolic link"]
+    if kind == "input":
+        if command == "run":
+            return COMMANDS[command][2], None, ["is a file, not a folder"]
+        inp = COMMANDS[command][2]
+        size = os.path.getsize(inp)
+        return inp, (inp, lambda q: os.path.getsize(q) == size), ["is the input"]
+    if kind == "bad suffix":
+        if command in ("collide", "run"):
+            return None, None, None  # collide writes exactly the name given (no extension rule)
+        return str(tmp_path / "x.foo"), None, ["unknown file type", "'.foo'"]
+    raise AssertionError(kind)
+
+
+KINDS = ["missing folder", "folder", "trailing slash", "fifo", "device", "symlink", "input", "bad suffix"]
+#: What does not apply: run takes a folder (made when missing), collide writes exactly the name given.
+NOT_APPLICABLE = {("run", "missing folder"), ("run", "folder"), ("run", "trailing slash"), ("run", "device"),
+                  ("run", "bad suffix"), ("collide", "bad suffix")}
+
+
+@pytest.mark.parametrize("command, kind", [(c, k) for c in sorted(COMMANDS) for k in KINDS
+                                           if (c, k) not in NOT_APPLICABLE])
+def test_every_output_path_kind_is_refused_before_the_work(tmp_path, capsys, command, kind):
+    if command == "view":
+        pytest.importorskip("polyscope")
+    given, keep, words = _target(tmp_path, kind, command)
+    before = sorted(os.listdir(tmp_path))
+    t0 = time.perf_counter()
+    status = main([*COMMANDS[command][0], given])
+    elapsed = time.perf_counter() - t0
+    err = capsys.readouterr().err.strip().splitlines()
+    err = [ln for ln in err if not ln.startswith("hydro:")]  # compile notes of a cold cache
+    assert status == 2, err
+    assert len(err) == 1 and "error:" in err[0] and COMMANDS[command][1] in err[0] or "out_dir" in err[0], err
+    for w in words or []:
+        assert w in err[0], (w, err)
+    assert sorted(os.listdir(tmp_path)) == before  # nothing written, nothing replaced
+    if keep is not None:
+        assert keep[1](keep[0]), f"{keep[0]} changed"
+    assert elapsed < 20.0  # before the work (a load, a compile)
+
+
+def test_a_read_only_file_or_folder_is_refused(tmp_path, capsys):
+    if os.geteuid() == 0:
+        pytest.skip("root may write anything")
+    ro = tmp_path / "ro.npz"
+    ro.write_text("mine")
+    ro.chmod(0o444)
+    assert main(["collide", SCENE, "--out", str(ro)]) == 2
+    assert "read-only" in capsys.readouterr().err
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o555)
+    assert main(["collide", SCENE, "--out", str(folder / "x.npz")]) == 2
+    assert "cannot be written" in capsys.readouterr().err
+
+
+def test_save_usd_refuses_what_load_usd_cannot_read(tmp_path):
+    pytest.importorskip("pxr")
+    from hydro import ModelBuilder, Sphere, load_usd, save_usd
+    from hydro.errors import InputError
+
+    b = ModelBuilder()
+    body = b.add_body("/World/Ball", (0, 0, 1, 0, 0, 0, 1))
+    b.add_shape("/World/Ball/C", Sphere(0.1), body=body)
+    m = b.finalize(build_sdfs=False)
+    for bad in ("x.txt", "x", "x.usdz"):
+        with pytest.raises(InputError, match="unknown file type"):
+            save_usd(m, tmp_path / bad)
+    assert os.listdir(tmp_path) == []
+    for good in ("x.usd", "x.usda", "x.usdc"):
+        save_usd(m, tmp_path / good)
+        back = load_usd(tmp_path / good, build_sdfs=False)
+        assert back.shape_path == ["/World/Ball/C"]
+    assert sorted(os.listdir(tmp_path)) == ["x.usd", "x.usda", "x.usdc"]  # no temporary file left
+
+
+def test_the_input_scene_survives_collide_out_in_a_subprocess(tmp_path):
+    scene = tmp_path / "scene.usda"
+    scene.write_text(open(SCENE).read())
+    text = scene.read_text()
+    proc = hydro("collide", str(scene), "--out", str(scene))
+    assert_error(proc, "--out", "is the input")
+    assert scene.read_text() == text
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert_error(hydro("collide", str(scene), "--out", str(fifo)), "FIFO")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ctrl-C from the first instant: exit 130, one line, nothing written
+
+
+def _interrupt(args, delay, tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "hydro", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(("hydro: compiling", "hydro:   compiled"))]
+    return proc.returncode, out, lines
+
+
+@pytest.mark.parametrize("delay", [0.4, 1.2, 2.5])
+def test_sigint_at_any_moment_of_collide_exits_130_with_one_line_and_no_output(tmp_path, delay):
+    out = tmp_path / "contacts.npz"
+    rc, stdout, lines = _interrupt(["collide", SCENE, "--out", str(out)], delay, tmp_path)
+    if rc == 0:  # the whole command finished before the signal (a fast machine, a warm cache)
+        assert out.exists()
+        return
+    assert rc == 130, lines
+    assert len(lines) == 1 and lines[0].endswith("interrupted"), lines
+    assert stdout == "" and os.listdir(tmp_path) == []
+
+
+def test_sigint_before_hydro_run_steps_writes_nothing(tmp_path):
+    out = tmp_path / "out"
+    rc, _, lines = _interrupt(["run", SCENE, "--steps", "400", "--out", str(out)], 0.8, tmp_path)
+    assert rc == 130 and len(lines) == 1 and "interrupted" in lines[0], lines
+    assert not out.exists()
+    np.testing.assert_equal(os.listdir(tmp_path), [])
