@@ -187,3 +187,65 @@ def test_sigint_before_hydro_run_steps_writes_nothing(tmp_path):
     assert rc == 130 and len(lines) == 1 and "interrupted" in lines[0], lines
     assert not out.exists()
     np.testing.assert_equal(os.listdir(tmp_path), [])
+
+
+# ---------------------------------------------------------------------------------------------
+# fuzz: random things at random output paths; hydro writes a regular file or refuses, and never
+# replaces what is not a regular file it may overwrite
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hydro.errors import InputError  # noqa: E402
+from hydro.tools.outputs import atomic_file, output_file  # noqa: E402
+
+THINGS = ["nothing", "file", "folder", "fifo", "link to file", "link to nothing", "link to folder", "input"]
+
+
+def _make(tmp, thing, name):
+    p = tmp / name
+    if thing == "file":
+        p.write_text("old")
+    elif thing == "folder":
+        p.mkdir()
+    elif thing == "fifo":
+        os.mkfifo(p)
+    elif thing.startswith("link"):
+        target = {"link to file": tmp / "target.txt", "link to nothing": tmp / "gone.txt",
+                  "link to folder": tmp / "target_dir"}[thing]
+        if thing == "link to file":
+            target.write_text("old")
+        elif thing == "link to folder":
+            target.mkdir(exist_ok=True)
+        os.symlink(target, p)
+    elif thing == "input":
+        p.write_text("the scene")
+    return p
+
+
+@settings(max_examples=40, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(thing=st.sampled_from(THINGS), name=st.sampled_from(["out.npz", "out", "x.png", "x.obj", ".hidden"]),
+       slash=st.booleans(), suffixes=st.sampled_from([None, (".png",), (".obj", ".stl")]))
+def test_random_output_paths_are_written_whole_or_refused_untouched(tmp_path_factory, thing, name, slash,
+                                                                     suffixes):
+    tmp = tmp_path_factory.mktemp("fuzz")
+    p = _make(tmp, thing, name)
+    given_path = str(p) + ("/" if slash else "")
+    snapshot = {q: (os.lstat(tmp / q).st_mode, os.path.islink(tmp / q)) for q in os.listdir(tmp)}
+    inputs = [str(p)] if thing == "input" else []
+    try:
+        output_file(given_path, inputs=inputs, suffixes=suffixes)
+    except InputError as exc:
+        assert "\n" not in str(exc) and given_path in str(exc)
+        assert {q: (os.lstat(tmp / q).st_mode, os.path.islink(tmp / q)) for q in os.listdir(tmp)} == snapshot
+        if thing in ("file", "link to file", "input"):
+            assert (tmp / name).read_text() in ("old", "the scene")
+        return
+    # accepted: only nothing or a regular file hydro may replace, with a known suffix, not the input
+    assert thing in ("nothing", "file") and not slash
+    assert suffixes is None or os.path.splitext(name)[1] in suffixes
+    with atomic_file(given_path) as tmpfile, open(tmpfile, "w") as fh:
+        fh.write("new")
+    assert stat.S_ISREG(os.lstat(given_path).st_mode) and open(given_path).read() == "new"
+    assert sorted(os.listdir(tmp)) == sorted(set(snapshot) | {name})  # no temporary file left
