@@ -247,8 +247,11 @@ def _plugin_commands():
 
 
 def _cmd_run(args) -> int:
-    from .tools.run import run_scene
+    from .tools.outputs import output_folder
+    from .tools.run import OUTPUT_FILES, run_scene
 
+    if args.out is not None:  # named as the user typed it (run_scene checks it again as out_dir)
+        output_folder(args.out, option="--out", inputs=[args.scene], files=OUTPUT_FILES)
     run_scene(args.scene, steps=args.steps, dt=args.dt, num_envs=args.num_envs, out_dir=args.out, device=args.device)
     return 0
 
