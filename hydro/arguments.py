@@ -110,7 +110,7 @@ def env_ids(value, name: str, count: int) -> np.ndarray:
     """``value`` as sorted unique int64 env indices in ``[0, count)``: one integer, or a sequence,
     array or tensor (any device) of integers (floats only when integral: 2.0 is env 2, 0.5 is
     refused, never truncated to env 0)."""
-    what = f"{name} must be env indices (integers in [0, {count - 1}])"
+    what = f"{name} must be in [0, {count - 1}] (env indices: integers)"
     if hasattr(value, "detach"):  # a torch tensor
         value = value.detach().cpu().numpy()
     if value is None or isinstance(value, (str, bytes, dict, set)):

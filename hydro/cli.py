@@ -14,7 +14,9 @@ breaks the schema rules also gets its first findings, one per line, in ``hydro v
 
 ``--out`` means exactly the path given: ``collide --out FILE`` writes FILE (no extension added)
 and refuses a folder; ``run --out DIR`` writes into the folder DIR (made if missing) and refuses a
-file. Files appear whole or not at all (:mod:`hydro.tools.outputs`).
+file. Files appear whole or not at all (:mod:`hydro.tools.outputs`). Before any work, every output
+path is refused when it is a link, a FIFO, a device, the command's input or read-only (what is
+there would be destroyed), or ends in ``/``.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def test_reset_refuses_env_ids_that_are_not_env_indices(sim, ids, words):
     q = sim.state.body_q.copy()
     sim.state.body_q[:, 2] += 1.0
     moved = sim.state.body_q.copy()
-    with pytest.raises(InputError, match="env_ids must be env indices") as err:
+    with pytest.raises(InputError, match=r"env_ids must be in \[0, 1\] \(env indices: integers\)") as err:
         sim.reset(env_ids=ids)
     assert words in str(err.value)
     np.testing.assert_array_equal(sim.state.body_q, moved)  # nothing reset (not env 0)
