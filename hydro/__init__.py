@@ -29,11 +29,11 @@ cheap)::
 EmbodiChain-style sensors live in :mod:`hydro.sim.embodichain` (their names clash with Isaac Lab's).
 """
 
-from importlib import import_module
-
 from . import _signals
 
 _signals.install_for_command()  # the ``hydro`` command only: Ctrl-C from the first instant (exit 130)
+
+from importlib import import_module  # noqa: E402
 
 from . import _compat  # noqa: E402
 

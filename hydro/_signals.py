@@ -18,7 +18,10 @@ with its output. So the command installs its own handler:
   simulated so far) says so, so the checks let its documented output through.
 
 Library use (``import hydro`` in a script or notebook) changes nothing: no handler is installed.
-Stdlib only: this module is imported before anything else.
+It imports only modules the interpreter has already loaded (``os``, ``signal``, ``sys``), so the
+handler is in place within microseconds of hydro's first line. What comes before that line — the
+interpreter's start-up, site-packages ``.pth`` files such as an editable install's finder — is
+Python's own (a Ctrl-C there is Python's traceback).
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 
 __all__ = ["install_for_command", "working", "pending", "check", "clear"]
 
@@ -66,6 +68,8 @@ def _importing(frame) -> bool:
 def _raise(signum, frame):
     _state["count"] += 1
     if _importing(frame):  # raising here may be swallowed (and printed): ask again in 20 ms
+        import threading
+
         timer = threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT))
         timer.daemon = True
         timer.start()
@@ -86,12 +90,15 @@ def _unraisable(hook):
 
 def install_for_command() -> None:
     """In the ``hydro`` command's main thread: Ctrl-C exits 130 at once until :func:`working`."""
-    if _state["active"] or not _is_command() or threading.current_thread() is not threading.main_thread():
+    if _state["active"] or not _is_command():
         return
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # a background job: keep ignoring it
         return
+    try:
+        signal.signal(signal.SIGINT, _exit_now)
+    except ValueError:  # not the main thread: Python cannot handle signals there
+        return
     _state["active"] = True
-    signal.signal(signal.SIGINT, _exit_now)
 
 
 def working(command: str) -> None:
