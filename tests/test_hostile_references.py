@@ -80,6 +80,44 @@ def test_a_referenced_asset_loads_as_it_does_alone(tmp_path, asset_mpu, asset_kp
     assert abs(abs(float(np.dot(ours[3:], theirs[3:]))) - 1.0) < 1e-9
 
 
+ROOT_OPS = """#usda 1.0
+(
+    defaultPrim = "Thing"
+    metersPerUnit = 0.01
+    upAxis = "Z"
+)
+def Xform "Thing" (prepend apiSchemas = ["PhysicsRigidBodyAPI"])
+{
+    double3 xformOp:translate = (0, 0, 10)
+    float xformOp:rotateX = 30
+    uniform token[] xformOpOrder = ["xformOp:translate", "xformOp:rotateX"]
+    def Sphere "Ball" (prepend apiSchemas = ["PhysicsCollisionAPI"])
+    {
+        double radius = 5
+        double3 xformOp:translate = (0, 3, 0)
+        uniform token[] xformOpOrder = ["xformOp:translate"]
+    }
+}
+"""
+
+
+def test_each_op_of_the_referencing_prim_is_in_the_units_of_the_layer_that_authored_it(tmp_path):
+    # the asset root's own 10 cm offset and 30° turn, placed by the stage 1 m along x
+    (tmp_path / "asset.usda").write_text(ROOT_OPS)
+    stage = tmp_path / "stage.usda"
+    stage.write_text(referencing_stage("asset.usda", translate=(1.0, 0.0, 0.0)).replace(
+        'double3 xformOp:translate = (1.0, 0.0, 0.0)\n        uniform token[] xformOpOrder = ["xformOp:translate"]',
+        'double3 xformOp:translate:place = (1.0, 0.0, 0.0)\n        uniform token[] xformOpOrder = '
+        '["xformOp:translate:place", "xformOp:translate", "xformOp:rotateX"]'))
+    assert "translate:place" in stage.read_text()
+    alone, m = _load(str(tmp_path / "asset.usda")), _load(str(stage))
+    ours, theirs = m.shape_world_poses(m.state())[0], alone.shape_world_poses(alone.state())[0]
+    np.testing.assert_allclose(ours[:3], theirs[:3] + [1.0, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(theirs[:3], [0.0, 0.03 * math.cos(math.radians(30)),
+                                            0.1 + 0.03 * math.sin(math.radians(30))], atol=1e-9)
+    np.testing.assert_allclose(ours[3:], theirs[3:], atol=1e-12)
+
+
 def test_a_referenced_layer_with_unusable_units_is_a_finding_on_the_referencing_prim(tmp_path):
     (tmp_path / "asset.usda").write_text(unit_asset(mpu=0.0))
     stage = tmp_path / "stage.usda"

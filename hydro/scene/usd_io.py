@@ -342,6 +342,26 @@ class _Frame:
         k[:3, :3] = (inner.mpu / outer.mpu) * rot.T
         return k
 
+    def _anchor_local(self, prim):
+        """(local 4×4 in the referencing context's units, resets the xform stack) of a prim whose
+        reference changes units: each xformOp authored by the asset (its translation in the
+        asset's units) is converted into the context's units; ops authored by the referencing
+        layer are used as they are."""
+        xf = UsdGeom.Xformable(prim)
+        if not xf:
+            return np.eye(4), False
+        layer = self.units(prim).layer
+        k = self._correction(prim)
+        k_inv = np.linalg.inv(k)
+        local = np.eye(4)
+        for op in xf.GetOrderedXformOps():  # the first op is the outermost: row vectors multiply it last
+            m = np.array(op.GetOpTransform(self.time), dtype=float)
+            node = op.GetAttr().GetResolveInfo(self.time).GetNode()
+            if node and node.layerStack.identifier.rootLayer.identifier == layer:
+                m = k_inv @ m @ k  # the asset's op, in the context's units
+            local = m @ local
+        return local, bool(xf.GetResetXformStack())
+
     def world(self, prim) -> np.ndarray:
         """4×4 row-vector matrix from the prim's local space to hydro's world (metres, Z-up)."""
         if not prim or prim.IsPseudoRoot():
@@ -352,9 +372,9 @@ class _Frame:
         key = str(anchor.GetPath())
         base = self._worlds.get(key)
         if base is None:
-            local, resets = self.cache.GetLocalTransformation(anchor)
-            outer = np.eye(4) @ self.conv if resets else self.world(anchor.GetParent())
-            base = self._correction(anchor) @ np.array(local, dtype=float) @ outer
+            local, resets = self._anchor_local(anchor)
+            outer = self.conv if resets else self.world(anchor.GetParent())
+            base = self._correction(anchor) @ local @ outer
             self._worlds[key] = base
         if prim == anchor:
             return base.copy()
