@@ -21,7 +21,8 @@ import math
 
 from .errors import BudgetError
 
-__all__ = ["MAX_SUBSTEPS", "ENV_COPY_BYTES", "check_memory", "check_sdf_memory", "check_substeps", "memory_budget_bytes"]
+__all__ = ["MAX_SUBSTEPS", "ENV_COPY_BYTES", "check_memory", "check_sdf_memory", "check_substeps",
+           "memory_budget_bytes"]
 
 #: Bytes one copied body or shape costs when envs are replicated (its Python record, its rows in
 #: the model, the simulation and the contact buffers; measured: about 14 KB for a box-on-ground env).

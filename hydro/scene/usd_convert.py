@@ -305,8 +305,8 @@ def collider_values(path: str, record, values: dict, geometry, world_pose, body,
     applied schemas); ``values`` its ``newton:*`` values (:func:`hydro.scene.validate.shape_values`,
     the prim's units, sentinels kept); ``body`` its body's path (None: static); ``material`` (path,
     resolved values[, (mpu, kpu) of the material's own units]) of its bound physics material, or
-    None. ``kpu``/``mpu``: the units the collider's values are authored in (its layer's). Raises :class:`MaterialError` for a
-    material value hydro cannot use."""
+    None. ``kpu``/``mpu``: the units the collider's values are authored in (its layer's). Raises
+    :class:`MaterialError` for a material value hydro cannot use."""
     resolved = {**record.fallbacks, **record.attributes}
     applied = record.applied or record.schemas
     v = rules.resolve_sentinels({k: to_si(rules.VALUE_ATTRIBUTES[k], x, mpu, kpu) for k, x in values.items()})
