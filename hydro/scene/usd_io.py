@@ -825,8 +825,10 @@ def read_gravity(path) -> np.ndarray:
         if _resolved(prim, schemas, frame.time).get("newton:gravityEnabled", True) is False:
             return np.zeros(3)
         scene = UsdPhysics.Scene(prim)
+        u = frame.units(prim)  # a PhysicsScene brought in by a reference: in its layer's units and axes
         return gravity_vector(scene.GetGravityDirectionAttr().Get(frame.time),
-                              scene.GetGravityMagnitudeAttr().Get(frame.time), rot=frame.rot, mpu=frame.mpu)
+                              scene.GetGravityMagnitudeAttr().Get(frame.time),
+                              rot=_Y_TO_Z if u.y_up else np.eye(3), mpu=u.mpu)
     return np.array([0.0, 0.0, -EARTH_GRAVITY])
 
 
