@@ -220,7 +220,6 @@ def _usd_error(exc) -> str:
 
 #: Rotation taking a Y-up space to a Z-up one (+90° about X), column convention.
 _Y_TO_Z = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
-_ARCS = None
 
 
 def _layer_metrics(layer) -> dict:
