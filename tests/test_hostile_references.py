@@ -128,6 +128,20 @@ def test_a_referenced_layer_with_unusable_units_is_a_finding_on_the_referencing_
         load_usd(str(stage), build_sdfs=False)
 
 
+@pytest.mark.parametrize("reference, words", [
+    ("@./missing.usda@", "Could not open asset"), ("@./asset.usda@</Nothing>", "/Nothing"),
+])
+def test_a_reference_usd_cannot_compose_is_an_error_not_a_missing_asset(tmp_path, reference, words):
+    (tmp_path / "asset.usda").write_text(unit_asset())
+    stage = tmp_path / "stage.usda"
+    stage.write_text(referencing_stage("asset.usda").replace("@./asset.usda@", reference))
+    (f,) = [f for f in validate_usd(str(stage)) if f.code == "HYDRO.USD.006"]
+    assert f.severity == "ERROR" and f.prim_path == "/World/A" and words in f.message
+    proc = hydro("validate", str(stage))
+    assert proc.returncode == 1 and "HYDRO.USD.006" in proc.stdout
+    assert "Warning" not in proc.stderr  # USD's own warning lines are the finding now
+
+
 # ---------------------------------------------------------------------------------------------
 # time samples: read at the stage's start time code
 

@@ -41,7 +41,7 @@ import warnings
 
 import newton_usd_schemas  # noqa: F401  (registers the Newton schemas: before pxr's schema registry is used)
 import numpy as np
-from pxr import Gf, Pcp, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
+from pxr import Gf, Pcp, Sdf, Tf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 from . import validate as rules
 from ..errors import InputError, SceneError
@@ -203,7 +203,11 @@ def _open(path) -> Usd.Stage:
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
     try:
-        stage = Usd.Stage.Open(path)
+        with Tf.DiagnosticTrap() as trap:
+            stage = Usd.Stage.Open(path)
+            # composition errors (a reference to a missing file, ...) become HYDRO.USD.006 findings
+            # (read_records); USD's own warning lines for them are not printed as well
+            trap.EraseMatching(lambda d: "_ReportErrors" in d.sourceFunction)
     except Exception as exc:  # pxr raises Tf.ErrorException: keep the first error's own words
         raise InputError(f"{path}: cannot be read as USD: {_usd_error(exc)}") from None
     if stage is None:
@@ -646,6 +650,13 @@ def read_records(stage_or_path):
     if stage_findings:  # nothing can be converted
         records.append(rules.PrimRecord(path="/", type_name="Stage", findings=stage_findings))
         return records, scene
+    for error in stage.GetCompositionErrors():  # what the stage could not compose is missing from it
+        site = getattr(error, "rootSite", None)
+        where = str(getattr(site, "path", "") or "/")
+        text = str(error).strip().replace("\n", " ")
+        records.append(rules.PrimRecord(path=where, type_name="", findings=[rules._finding(
+            "HYDRO.USD.006", where, f"USD cannot compose this prim as authored: {text} (hydro would load the scene "
+                                    f"without it; fix the reference or remove it)")]))
     relevant = set(rules.COLLISION_APIS) | {rules.RIGID_BODY_API, rules.MASS_API, rules.NEWTON_MASS_API,
                                             rules.ARTICULATION_ROOT_API, rules.MATERIAL_API, rules.NEWTON_MATERIAL_API,
                                             rules.FILTERED_PAIRS_API}

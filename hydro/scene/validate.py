@@ -60,6 +60,8 @@ load is refused), WARNING when it can and does something documented instead.
 | ``HYDRO.USD.003`` | WARNING | a filtered pair or collision group that names nothing hydro can filter (ignored) |
 | ``HYDRO.USD.004`` | WARNING | an attribute hydro reads holds time samples: it is read at the stage's start time |
 | | | code (a default authored beside the samples is not used there) |
+| ``HYDRO.USD.006`` | ERROR | a composition error: a reference or payload to a file that cannot be opened, a |
+| | | prim it names that is not there (USD composes the stage without it, silently) |
 | ``HYDRO.USD.005`` | ERROR | a point instancer whose ``protoIndices`` name a prototype it does not have, or whose |
 | | | ``positions`` (``orientations``, ``scales`` when authored) are not one per ``protoIndices`` entry |
 
@@ -108,6 +110,7 @@ CODES = {
     "HYDRO.USD.003": (WARNING, "filter that names nothing hydro can filter"),
     "HYDRO.USD.004": (WARNING, "time-sampled attribute read at the stage's start time code"),
     "HYDRO.USD.005": (ERROR, "point instancer with a missing prototype or positions not one per index"),
+    "HYDRO.USD.006": (ERROR, "a composition error (a reference to a missing file)"),
 }
 
 # --- the schemas (newton-usd-schemas; usd_io reads the registered definitions) ---------------------
