@@ -216,3 +216,19 @@ def test_a_nan_gravity_is_a_finding_and_refused(tmp_path):
         read_gravity(path)
     proc = hydro("run", path, "--steps", "1", "--out", str(tmp_path / "o"))
     assert proc.returncode == 2 and "HYDRO.GRV.001" in proc.stderr and "got None" not in proc.stderr
+
+
+def test_hydro_run_shows_progress_on_time_when_steps_are_slow(scene, tmp_path, monkeypatch):
+    # without a terminal the bar is written about every 10 % of the steps, and at least every
+    # PROGRESS_SECONDS (0 here: every step) so slow steps (many envs) still show progress
+    import io
+
+    import hydro.tools.run as run
+
+    monkeypatch.setattr(run, "PROGRESS_SECONDS", 0.0)
+    stream = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run.run_scene(scene, steps=20, out_dir=str(tmp_path / "o"), stream=stream, log=lambda *a: None)
+    shown = {int(n) for n in __import__("re").findall(r"(\d+)/20 \[", stream.getvalue())}
+    assert shown >= set(range(1, 21)), sorted(shown)

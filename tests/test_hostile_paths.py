@@ -250,3 +250,29 @@ def test_random_output_paths_are_written_whole_or_refused_untouched(tmp_path_fac
         fh.write("new")
     assert stat.S_ISREG(os.lstat(given_path).st_mode) and open(given_path).read() == "new"
     assert sorted(os.listdir(tmp)) == sorted(set(snapshot) | {name})  # no temporary file left
+
+
+def test_library_use_installs_no_signal_handler():
+    proc = subprocess.run([sys.executable, "-c", "import signal, hydro, hydro.cli; "
+                           "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), cwd=ROOT, timeout=120)
+    assert proc.stdout.strip() == "True", proc.stderr
+
+
+def test_a_swallowed_interrupt_still_stops_the_output(tmp_path):
+    # a Ctrl-C that a library swallowed (counted by the command's handler, never raised): no file
+    # is renamed into place, and the temporary one is removed
+    from hydro import _signals
+
+    target = tmp_path / "x.npz"
+    _signals._state["count"] = 1
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with atomic_file(target) as tmpfile, open(tmpfile, "w") as fh:
+                fh.write("half")
+        assert os.listdir(tmp_path) == []
+    finally:
+        _signals.clear()
+    with atomic_file(target) as tmpfile, open(tmpfile, "w") as fh:  # handled: writes again
+        fh.write("whole")
+    assert target.read_text() == "whole"
