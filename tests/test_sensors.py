@@ -380,9 +380,9 @@ def test_buffers_are_the_same_objects_every_step_and_torch_views_share_their_mem
     # the tensors read the newest sample without being taken again
     assert tensors["net_normal_forces_w"][1, 0, 2].item() == 15.0 and tensors["net_forces_w"].shape == (2, 1, 3)
     assert tensors["net_normal_forces_w_history"][1, :, 0, 2].tolist() == [15.0, 10.0, 5.0]
-    assert tensors["force_matrix_w"].dtype == torch.float64 and tensors["contact_latch"].dtype == torch.bool
+    assert tensors["force_matrix_w"].dtype == torch.float32 and tensors["contact_latch"].dtype == torch.bool
     assert torch.isnan(tensors["contact_pos_w"][0]).all() and tensors["contact_pos_w"][1, 0, 0, 2].item() == 0.5
-    assert tensors["current_contact_time"][1, 0].item() == pytest.approx(3 * DT, abs=1e-15)
+    assert tensors["current_contact_time"][1, 0].item() == pytest.approx(3 * DT, rel=1e-7)
     # plain NumPy reads: arithmetic gives plain arrays; first-contact flags come as arrays with .torch too
     assert type(d.net_forces_w + 1.0) is np.ndarray and type(d.net_forces_w.numpy()) is np.ndarray
     first = s.compute_first_contact(3 * DT)
@@ -450,7 +450,7 @@ def test_contact_points_past_the_capacity_are_left_out_of_the_average_with_a_war
 
 
 def test_the_isaac_lab_snippet_runs_with_only_its_imports_changed():
-    pytest.importorskip("torch")  # the snippet reads .torch views (CI installs torch's CPU build)
+    torch = pytest.importorskip("torch")  # the snippet reads .torch views (CI installs torch's CPU build)
     from sim_util import foot_on_object
 
     # ---- the document's snippet; only its imports differ --------------------------------------
@@ -488,11 +488,31 @@ def test_the_isaac_lab_snippet_runs_with_only_its_imports_changed():
     history = contact.data.net_normal_forces_w_history.torch
     assert tuple(history.shape) == (2, 6, 1, 3)
     assert history[:, :, 0, 2].sub(weight).abs().max().item() < 0.005 * weight  # resting for the last 6 steps too
-    assert contact.data.current_contact_time.torch[0, 0].item() == pytest.approx(40 / 60, abs=1e-12)
+    assert contact.data.current_contact_time.torch[0, 0].item() == pytest.approx(40 / 60, rel=1e-7)  # float32
+    assert net_normal_force.dtype == torch.float32  # Isaac Lab's dtype
     assert contact.data.current_air_time.torch.abs().max().item() == 0.0
     # the same tensors follow the next step
     before = net_normal_force.clone()
     scene.sim.step()
     assert contact.data.net_normal_forces_w.torch is net_normal_force
-    assert contact.data.current_contact_time[0, 0] == pytest.approx(41 / 60, abs=1e-12)
+    assert contact.data.current_contact_time[0, 0] == pytest.approx(41 / 60, rel=1e-7)
     assert (net_normal_force - before).abs().max().item() < 0.005 * weight
+
+
+def test_buffers_are_float32_as_in_isaac_lab_and_float64_on_request():
+    torch = pytest.importorskip("torch")
+    model = robot_scene(1)
+    _, s32 = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
+                       track_air_time=True, track_friction_forces=True)
+    sim, s64 = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
+                         track_air_time=True, track_friction_forces=True, buffer_dtype="float64")
+    for name, b in s32.data.buffers().items():
+        want = torch.bool if name == "contact_latch" else torch.float32
+        assert b.torch.dtype == want, name
+    for name, b in s64.data.buffers().items():
+        want = torch.bool if name == "contact_latch" else torch.float64
+        assert b.torch.dtype == want, name
+    sim.step([frame(model, [ground_push(model, 0, "Object", 1.0 / 3.0)])])
+    assert s64.data.net_forces_w[0, 0, 2] == 1.0 / 3.0  # the float64 sum, kept exactly
+    with pytest.raises(ValueError, match="buffer_dtype must be 'float32'"):
+        ContactSensorCfg(prim_path="/World/A", buffer_dtype="int32")

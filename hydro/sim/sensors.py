@@ -10,7 +10,8 @@ contacts alike —; it never reads the simulation back.
 
 Buffers
     Every buffer of ``sensor.data`` is an :class:`~hydro.sim.arrays.ArrayView`: a NumPy array
-    (float64; bool for the latch) allocated once and updated in place, so it is the same object
+    (float32 as in Isaac Lab, or float64 with ``ContactSensorCfg.buffer_dtype="float64"`` for
+    analysis; bool for the latch) allocated once and updated in place, so it is the same object
     at every step, with ``.torch``, a zero-copy torch tensor on the simulation's device, as
     Isaac Lab's documentation reads them (``contact.data.net_normal_forces_w.torch``).
     Optional buffers are ``None`` unless their option (or a filter) enables them.
@@ -60,7 +61,9 @@ Pose (``track_pose``)
 
 Time
     The sensor counts physics steps in integers; ``*_air_time``/``*_contact_time`` are
-    ``steps · dt`` in float64, exact after any simulated time. In contact means
+    ``steps · dt`` computed in float64 (then stored in the buffers' dtype), and
+    ``compute_first_contact``/``compute_first_air`` compare the integer counts, so they stay
+    exact after any simulated time. Forces are summed in float64 and stored in the buffers' dtype. In contact means
     ``|net normal force| > force_threshold``. ``update_period`` 0 publishes every physics step;
     otherwise an env publishes when ``ceil(update_period/dt − 1e-9)`` steps have passed since it
     last did, and its timers advance by those steps. ``reset(env_ids)`` zeroes forces,
@@ -140,6 +143,9 @@ class ContactSensorCfg:
     """Shape-level filter columns, matched against partner collider shape paths."""
     exclude_prim_paths_expr: list = field(default_factory=list)
     """Adds one last filter column: every partner except those matching these expressions."""
+    buffer_dtype: str = "float32"
+    """dtype of the float buffers: ``"float32"`` (Isaac Lab's) or ``"float64"`` (for analysis; the sums
+    are float64 either way)."""
 
     def __post_init__(self):
         self.validate()
@@ -161,6 +167,13 @@ class ContactSensorCfg:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise InputError(f"ContactSensorCfg.{name} must be a finite number >= 0, got {v!r}")
+        try:
+            dtype = np.dtype(self.buffer_dtype) if not isinstance(self.buffer_dtype, bool) else None
+        except TypeError:
+            dtype = None
+        if dtype not in (np.float32, np.float64):
+            raise InputError(f"ContactSensorCfg.buffer_dtype must be 'float32' (Isaac Lab's) or 'float64', "
+                             f"got {self.buffer_dtype!r}")
         for name in ("track_air_time", "track_contact_points", "track_friction_forces", "track_pose", "debug_vis"):
             if not isinstance(getattr(self, name), bool):
                 raise InputError(f"ContactSensorCfg.{name} must be True or False, got {getattr(self, name)!r}")
@@ -377,7 +390,9 @@ class ContactSensor:
 
         d = ContactSensorData(track_pose=cfg.track_pose)
 
-        def buf(shape, dtype=np.float64, fill=0.0):
+        real = np.dtype(cfg.buffer_dtype)
+
+        def buf(shape, dtype=real, fill=0.0):
             return ArrayView.allocate(shape, dtype, device=self.device, fill=fill)
 
         friction = cfg.track_friction_forces
