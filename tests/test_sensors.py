@@ -25,7 +25,7 @@ def sensor_on(model, **cfg):
 def test_names_and_shapes_follow_isaac_lab():
     model = robot_scene()
     _, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*", filter_prim_paths_expr=["/World/Ground"],
-                     history_length=4, track_air_time=True, track_contact_points=True)
+                     history_length=4, track_air_time=True, track_contact_points=True, many_to_many_filters=True)
     d = s.data
     assert s.num_instances == 2 and s.num_bodies == 2 and s.body_names == ["Foot", "Hand"]
     assert d.net_forces_w.shape == (2, 2, 3) and d.net_normal_forces_w_history.shape == (2, 4, 2, 3)
@@ -202,9 +202,17 @@ def test_contact_position_is_the_force_weighted_centre_of_pressure_or_nan():
 
 def test_many_to_many_filters_and_the_exclude_column():
     model = robot_scene(1)
+    # Isaac Lab's filtered sensors are many-to-one: two sensor bodies per env with filters are refused
+    with pytest.raises(ValueError, match=r"matches 2 bodies per env \(Foot, Hand\) but filters are configured: "
+                                         r"filtered sensors are many-to-one"):
+        sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*", filter_prim_paths_expr=["/World/Ground"])
+    with pytest.raises(ValueError, match="many-to-one"):
+        sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*", exclude_prim_paths_expr=["/World/Ground"])
+    sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*")  # without filters: any number of bodies
+    # hydro's extension lifts the rule
     sim, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*",
-                     filter_prim_paths_expr=["/World/Ground", "{ENV_REGEX_NS}/Object"],
-                     exclude_prim_paths_expr=["{ENV_REGEX_NS}/Robot/.*"])
+                       filter_prim_paths_expr=["/World/Ground", "{ENV_REGEX_NS}/Object"],
+                       exclude_prim_paths_expr=["{ENV_REGEX_NS}/Robot/.*"], many_to_many_filters=True)
     foot = shape(model, "/World/envs/env_0/Robot/Foot/Collider")
     hand = shape(model, "/World/envs/env_0/Robot/Hand/Collider")
     obj = shape(model, "/World/envs/env_0/Object/Collider")
@@ -339,7 +347,8 @@ def test_a_stack_filtered_matrix_sums_to_the_net_force_and_the_sides_are_opposit
     lower = sim.add_sensor(ContactSensorCfg("/World/Box1", filter_prim_paths_expr=["/World/Ground", "/World/Box2"],
                                             track_contact_points=True, max_contact_data_count_per_prim=100000))
     upper = sim.add_sensor(ContactSensorCfg("/World/Box2", filter_prim_paths_expr=["/World/Box1"]))
-    both = sim.add_sensor(ContactSensorCfg("/World/Box.*", filter_prim_paths_expr=["/World/Box.*", "/World/Ground"]))
+    both = sim.add_sensor(ContactSensorCfg("/World/Box.*", filter_prim_paths_expr=["/World/Box.*", "/World/Ground"],
+                                           many_to_many_filters=True))
     sim.update(step=20)
     lo, up = lower.data, upper.data
     weight = 9.81

@@ -32,8 +32,12 @@ Filter columns (F)
     collider path, matches), then one per ``filter_shape_prim_expr`` entry (partners whose
     collider shape path matches), then, when ``exclude_prim_paths_expr`` is given, one column
     "every partner except these" (a partner is excluded when its body or shape path matches any
-    entry). Many-to-many: any number of sensor bodies, and a partner may fall in several
-    columns. An expression that matches nothing warns (its column stays zero).
+    entry). A partner may fall in several columns. An expression that matches nothing warns
+    (its column stays zero). Isaac Lab's rule: with filter columns, body-level sensing is
+    many-to-one — ``prim_path`` must match one sensor body per env (define one sensor per body,
+    e.g. per foot); more raises an InputError saying so. Shape-level sensing
+    (``sensor_shape_prim_expr``, Newton's extension) takes any number of shapes, and
+    ``many_to_many_filters=True`` (hydro's extension) lifts the rule for body-level sensing.
 
 Forces (as on Newton)
     World frame, on the sensor body, averaged over the physics step's solver sub-steps (the
@@ -143,6 +147,9 @@ class ContactSensorCfg:
     """Shape-level filter columns, matched against partner collider shape paths."""
     exclude_prim_paths_expr: list = field(default_factory=list)
     """Adds one last filter column: every partner except those matching these expressions."""
+    many_to_many_filters: bool = False
+    """hydro's extension: allow filter columns with more than one sensor body per env (Isaac Lab's
+    body-level filtering is many-to-one: one sensor body per env when filters are configured)."""
     buffer_dtype: str = "float32"
     """dtype of the float buffers: ``"float32"`` (Isaac Lab's) or ``"float64"`` (for analysis; the sums
     are float64 either way)."""
@@ -174,7 +181,8 @@ class ContactSensorCfg:
         if dtype not in (np.float32, np.float64):
             raise InputError(f"ContactSensorCfg.buffer_dtype must be 'float32' (Isaac Lab's) or 'float64', "
                              f"got {self.buffer_dtype!r}")
-        for name in ("track_air_time", "track_contact_points", "track_friction_forces", "track_pose", "debug_vis"):
+        for name in ("track_air_time", "track_contact_points", "track_friction_forces", "track_pose", "debug_vis",
+                     "many_to_many_filters"):
             if not isinstance(getattr(self, name), bool):
                 raise InputError(f"ContactSensorCfg.{name} must be True or False, got {getattr(self, name)!r}")
         if self.track_contact_points and self.max_contact_data_count_per_prim < 1:
@@ -364,6 +372,12 @@ class ContactSensor:
         self._columns = [cs if cs is not None else ca[self._actor_of_shape] for ca, cs in zip(cols_actor, cols_shape)]
         self.filter_names = names
         self._F = len(names)
+        if self._F and S > 1 and not self._shape_level and not cfg.many_to_many_filters:
+            raise InputError(f"ContactSensor: prim_path {cfg.prim_path!r} matches {S} bodies per env "
+                             f"({', '.join(self.body_names)}) but filters are configured: filtered sensors are "
+                             f"many-to-one, as in Isaac Lab (one sensor body per env); define one sensor per body, "
+                             f"sense shapes with sensor_shape_prim_expr, or set ContactSensorCfg.many_to_many_filters="
+                             f"True (hydro's extension)")
 
     def _allocate(self):
         cfg = self.cfg
