@@ -444,18 +444,39 @@ def test_the_cuda_torch_view_aliases_a_device_mirror_synced_after_each_update(mo
         s.data.net_forces_w[0].torch
 
 
-def test_contact_points_past_the_capacity_are_left_out_of_the_average_with_a_warning():
+def test_contact_points_past_the_capacity_still_count_and_nothing_warns():
+    # issue 29: the default capacity (4) warned on every hydroelastic patch; hydro averages every contact
+    import warnings
+
     model = robot_scene(1)
     sim, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
                        track_contact_points=True, max_contact_data_count_per_prim=2)
     rows = [ground_push(model, 0, "Object", 1.0, point=(0, 0, 0)),
             ground_push(model, 0, "Object", 3.0, point=(1, 0, 0)),
             ground_push(model, 0, "Object", 100.0, point=(5, 0, 0))]
-    with pytest.warns(RuntimeWarning, match="max_contact_data_count_per_prim >= 3"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         sim.step([frame(model, rows)])
-    # the first two contacts, force-weighted: (1·0 + 3·1) / 4; the forces keep all three
-    np.testing.assert_allclose(s.data.contact_pos_w[0, 0, 0], [0.75, 0, 0], rtol=0, atol=1e-15)
+    # all three contacts, force-weighted: (1·0 + 3·1 + 100·5) / 104
+    np.testing.assert_allclose(s.data.contact_pos_w[0, 0, 0], [503 / 104, 0, 0], rtol=1e-6)
     assert s.data.force_matrix_w[0, 0, 0, 2] == 104.0 and s.required_contact_data_count == 3
+
+
+def test_a_resting_hydroelastic_box_with_the_default_capacity_does_not_warn():
+    import warnings
+
+    from hydro.sim.simulation import Simulation
+    from sim_util import box_on_ground
+
+    sim = Simulation(box_on_ground(), dt=1 / 60)
+    s = sim.add_sensor(ContactSensorCfg("/World/Box", filter_prim_paths_expr=["/World/Ground"],
+                                        track_contact_points=True))
+    assert s.cfg.max_contact_data_count_per_prim == 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.update(step=3)
+    assert s.required_contact_data_count > 4  # a patch: more contacts than Isaac Lab's default capacity
+    assert s.data.contact_pos_w[0, 0, 0, 2] == pytest.approx(0.0, abs=2e-3)  # on the ground's top face
 
 
 def test_the_isaac_lab_snippet_runs_with_only_its_imports_changed():

@@ -50,14 +50,16 @@ Forces (as on Newton)
     matrix over F gives the net force only when the filters cover every partner.
 
 Contact points (``track_contact_points``: needs filter columns and a positive
-``max_contact_data_count_per_prim``)
+``max_contact_data_count_per_prim``, as in Isaac Lab)
     ``contact_pos_w`` (E,S,F,3) is, per sensor body and filter column, the average of its
     contact points over the physics step **weighted by each contact's normal force** (the
-    centre of pressure), NaN when the pair had no contact. In each solver sub-step only the
-    first ``max_contact_data_count_per_prim`` contacts of a pair (in the contact table's order)
-    enter the average: past that the sensor warns once, naming the count needed, and
-    :attr:`ContactSensor.required_contact_data_count` holds the largest count seen. Forces
-    never depend on this capacity.
+    centre of pressure), NaN when the pair had no contact. It averages *every* contact: hydro
+    keeps no fixed per-pair contact buffer, so nothing is lost and nothing is warned about,
+    whatever the capacity (a hydroelastic patch has tens of contacts per sub-step; Isaac Lab's
+    default capacity of 4 would otherwise cut every one).
+    :attr:`ContactSensor.required_contact_data_count` holds the largest count of contacts one
+    pair had in a sub-step (the capacity a fixed buffer would need). Forces never depend on the
+    capacity.
 
 Pose (``track_pose``)
     Not supported, as on Newton: with ``track_pose=True`` reading ``pose_w``, ``pos_w`` or
@@ -136,7 +138,8 @@ class ContactSensorCfg:
     track_pose: bool = False
     """Pose tracking: not supported (as on Newton); reading the pose then raises NotImplementedError."""
     max_contact_data_count_per_prim: int = 4
-    """Contacts per sensor body and filter column (per sub-step) that ``contact_pos_w`` averages."""
+    """Isaac Lab's capacity of detailed contacts per sensor body and filter column; must be positive
+    for ``track_contact_points`` (as in Isaac Lab). hydro averages every contact whatever it is."""
     force_threshold: float = 1.0
     """N: in contact means |net normal force| > this."""
     debug_vis: bool = False
@@ -300,7 +303,6 @@ class ContactSensor:
                              "exclude_prim_paths_expr)")
         self._period_steps = 0 if cfg.update_period == 0 else max(1, math.ceil(cfg.update_period / self._dt - 1e-9))
         self.required_contact_data_count = 0
-        self._warned_truncation = False
         self._allocate()
 
     # ------------------------------------------------------------------------------------------
@@ -597,11 +599,12 @@ class ContactSensor:
                 self._acc_mn[f] += weight * rows_sum(elem[m], fn[m], E * S)
                 self._acc_mt[f] += weight * rows_sum(elem[m], ft[m], E * S)
                 if self.cfg.track_contact_points:
-                    kept = self._first_contacts(elem[m])
-                    w = np.linalg.norm(fn[m][kept], axis=1)
-                    e = elem[m][kept]
+                    e = elem[m]
+                    self.required_contact_data_count = max(self.required_contact_data_count,
+                                                           int(np.bincount(e).max()))
+                    w = np.linalg.norm(fn[m], axis=1)
                     self._acc_w[f] += weight * np.bincount(e, weights=w, minlength=E * S)
-                    self._acc_p[f] += weight * rows_sum(e, w[:, None] * frame.point[rows[m][kept]], E * S)
+                    self._acc_p[f] += weight * rows_sum(e, w[:, None] * frame.point[rows[m]], E * S)
         self._acc_n += weight * n_sub
         self._acc_t += weight * t_sub
         # latch: every sub-step counts, whatever the update period
@@ -609,27 +612,6 @@ class ContactSensor:
         total = np.linalg.norm(n_sub + t_sub, axis=1).reshape(E, S)
         self._latch |= normal > self.cfg.force_threshold
         np.maximum(self._peak, total, out=self._peak)
-
-    def _first_contacts(self, elem):
-        """Mask of the first ``max_contact_data_count_per_prim`` contacts of each sensor body in
-        ``elem`` (one filter column, contact order); warns once when some are left out."""
-        cap = int(self.cfg.max_contact_data_count_per_prim)
-        order = np.argsort(elem, kind="stable")
-        sorted_elem = elem[order]
-        first = np.r_[0, np.flatnonzero(sorted_elem[1:] != sorted_elem[:-1]) + 1]
-        counts = np.diff(np.r_[first, len(elem)])
-        rank = np.empty(len(elem), np.int64)
-        rank[order] = np.arange(len(elem)) - np.repeat(first, counts)
-        need = int(counts.max())
-        self.required_contact_data_count = max(self.required_contact_data_count, need)
-        if need > cap and not self._warned_truncation:
-            self._warned_truncation = True
-            warnings.warn(f"ContactSensor {self.cfg.prim_path or self.cfg.sensor_shape_prim_expr!r}: a sensor body had "
-                          f"{need} contacts with one filter in a sub-step but max_contact_data_count_per_prim={cap}; "
-                          f"contact_pos_w averages the first {cap} only (forces are complete). Set "
-                          f"ContactSensorCfg.max_contact_data_count_per_prim >= {need} to keep them all "
-                          f"(required_contact_data_count holds the largest count seen)", RuntimeWarning, stacklevel=4)
-        return rank < cap
 
     def _end_step(self):
         E, S, F = self._E, self._S, self._F

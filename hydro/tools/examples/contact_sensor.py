@@ -70,7 +70,7 @@ def main(steps: int = 60, dt: float = 1.0 / 60.0, scene: str | None = None, log=
         history_length=4,          # the last 4 physics steps, newest first
         track_air_time=True,       # contact / air timers
         track_contact_points=True,  # centre of pressure per (finger, filter) ...
-        max_contact_data_count_per_prim=256,  # ... over up to 256 contacts per sub-step (more: a warning)
+        max_contact_data_count_per_prim=256,  # Isaac Lab's capacity (hydro averages every contact)
         track_friction_forces=True,  # the friction buffers (the totals include friction anyway)
         force_threshold=0.1,       # N: "in contact" above this normal force
         debug_vis=True,            # the viewer draws markers and arrows; the data is unchanged
