@@ -677,11 +677,13 @@ SCENE_FILES = sorted(f for f in os.listdir(SCENES) if f.endswith(".usda"))
 def test_the_scene_library_is_complete():
     assert SCENE_FILES == sorted(["sphere_on_box.usda", "cube_on_box.usda", "two_spheres.usda", "capsule_on_box.usda",
                                   "torus_on_box.usda", "box_stack.usda", "pinch.usda", "boxes_envs.usda"]
-                                 + sorted(PLANE_SCENES))
+                                 + sorted(PLANE_SCENES) + sorted(HEIGHTFIELD_SCENES))
 
 
 #: Scenes on a ground plane (the default contact path: not every shape is hydroelastic).
 PLANE_SCENES = {"primitives_on_plane.usda", "pinch_over_plane.usda", "mixed_pile.usda"}
+#: Scenes on a heightfield (point contacts only).
+HEIGHTFIELD_SCENES = {"box_on_heightfield.usda"}
 
 
 @pytest.mark.parametrize("name", SCENE_FILES)
@@ -696,6 +698,8 @@ def test_every_shipped_scene_validates_clean_and_loads(name):
     hyd = m.shape_hydroelastic
     if name in PLANE_SCENES:
         assert any(g.kind_name == "plane" for g in m.shape_geometry)
+    elif name in HEIGHTFIELD_SCENES:
+        assert any(g.kind_name == "heightfield" for g in m.shape_geometry)
     else:
         assert hyd.all()
     assert (m.shape_sdf[hyd] >= 0).all()

@@ -294,8 +294,9 @@ def shape_findings(path: str, *, kind: str, hydroelastic, stiffness, max_resolut
     if hydroelastic is True:
         if kind in NON_VOLUMETRIC:
             out.append(_finding("HYDRO.HYD.001", path,
-                                f"newton:hydroelasticEnabled is true on a {kind}: planes, heightfields and "
-                                f"non-watertight meshes cannot be hydroelastic"))
+                                f"newton:hydroelasticEnabled is true on a {kind}: hydroelastic contact requires "
+                                f"volumetric shapes with SDF data and is not supported for planes, heightfields or "
+                                f"non-watertight meshes (they take the default path with point contacts)"))
         elif kind == "mesh" and watertight_error:
             out.append(_finding("HYDRO.HYD.001", path,
                                 f"newton:hydroelasticEnabled is true on a mesh that is not watertight "
