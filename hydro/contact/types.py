@@ -37,16 +37,20 @@ class Contacts:
 
     | field | shape | meaning |
     |---|---|---|
-    | ``point`` | (N,3) | m, world position: the triangle centroid; for a point contact the |
-    |  |  | midpoint of the two surface points |
+    | ``point`` | (N,3) | m, world position: the centre of pressure of the part of the triangle inside |
+    |  |  | the overlap (a speculative triangle: its centroid); for a point contact the midpoint |
+    |  |  | of the two surface points |
     | ``normal`` | (N,3) | unit, world, from shape A toward shape B; the force on B is along +normal |
     | ``area`` | (N,) | m², the part of the triangle inside the overlap (0 when speculative; 0 for point contacts) |
-    | ``depth`` | (N,) | m, signed separation including margins (φA+φB on a patch), negative when penetrating |
+    | ``depth`` | (N,) | m, signed separation less both margins, negative when penetrating: on a patch the |
+    |  |  | mean of φA+φB over that part (the document's δ is φB's share of it) |
     | ``pressure`` | (N,) | Pa, interface pressure kB·(−φB) ≥ 0 (0 for point contacts) |
     | ``force`` | (N,) | N, normal force magnitude: pressure·area; stiffness·max(0, −depth) for point contacts |
     | ``stiffness`` | (N,) | N/m, c = area·k_eff, k_eff = kA·kB/(kA+kB); for point contacts the |
     |  |  | materials' contact stiffnesses in series |
-    | ``weight`` | (N,) | m³, area·(−δ), δ the mean of φB at the triangle's vertices (0 for point contacts) |
+    | ``weight`` | (N,) | m³, ∫(−φB) dA over that part = force / kB: the document's area·(−δ), δ the mean of φB |
+    |  |  | at the vertices, on a full triangle of a flat patch; exact integral on rim and curved |
+    |  |  | triangles (docs/design.md, "The contact table"); 0 for point contacts |
     | ``shape_a`` | (N,) | int32 shape index of A |
     | ``shape_b`` | (N,) | int32 shape index of B (on a patch, the shape whose grid was meshed) |
     | ``env`` | (N,) | int32 environment (−1: both shapes global) |
@@ -58,7 +62,8 @@ class Contacts:
     | ``friction`` | (N,) | the pair's dynamic friction coefficient (mean of the two shapes') |
     | ``static_friction`` | (N,) | the pair's static friction coefficient (mean of the two shapes') |
 
-    Margins inflate both surfaces: φ here means φ − margin of the shape. A table made without the
+    Margins inflate both surfaces: φ here means φ − margin of the shape. Where each column differs
+    from the reference document, and why: docs/design.md, "The contact table". A table made without the
     last four columns (older code) gets kind 0, damping 0 and NaN friction (not resolved).
     """
 
