@@ -193,3 +193,21 @@ def test_the_viewer_draws_a_heightfields_surface():
     v0, f0 = hf.surface_mesh()
     np.testing.assert_array_equal(v, v0) and np.testing.assert_array_equal(f, f0)
     assert len(v) == 13 * 13 and len(f) == 2 * 12 * 12
+
+
+def test_the_shipped_heightfield_scene_renders_its_terrain():
+    from viz_util import SIZE, background_fraction, headless_polyscope, scene_path
+
+    headless_polyscope()
+    from viz.picture import render
+    from viz.scene import SceneView, ViewSettings
+
+    settings = ViewSettings()
+    settings.show_source_mesh = True  # the collider's own geometry (a heightfield has no SDF mesh)
+    view = SceneView.from_usd(scene_path("box_on_heightfield.usda"), settings=settings)
+    picture = render(view, size=SIZE, colorbar=False, camera="0.9,-1.0,0.6:0,0,0")
+    assert 1.0 - background_fraction(picture) > 0.3  # the opaque terrain fills the lower part
+    settings.show_source_mesh = False
+    settings.show_sdf_mesh = True
+    bare = render(view, size=SIZE, colorbar=False, camera="0.9,-1.0,0.6:0,0,0")
+    assert background_fraction(bare) > 0.9 and background_fraction(bare) > background_fraction(picture) + 0.3

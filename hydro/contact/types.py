@@ -154,8 +154,9 @@ class Contacts:
 @dataclass
 class RigidContacts:
     """Contacts in Newton's rigid-contact layout (what ``launchContactData`` and solvers written
-    for Newton read); made by :meth:`Contacts.to_rigid`. Rows ``0 .. rigid_contact_count[0] − 1``
-    are live.
+    for Newton read); made by :meth:`Contacts.to_rigid` (geometry only) and by
+    :meth:`hydro.sim.simulation.Simulation.rigid_contacts` (the last physics step, with the solver's
+    forces). Rows ``0 .. rigid_contact_count[0] − 1`` are live.
 
     | field | shape | meaning |
     |---|---|---|

@@ -68,10 +68,12 @@ NumPy arrays are copied to the device), else the CPU; outputs are written in pla
 have the documented dtypes. :func:`rigid_contact_data` does the three steps on a
 ``RigidContacts``-like object and returns the result on the host.
 
-:func:`hydro.sim.contact_data_packed.pack_contact_data` is the earlier, packed form (points in
-the world frame, separations given, each pair's rows at ``start_indices[p]`` of one (K,3)
-array), kept for :meth:`~hydro.sim.simulation.Simulation.contact_data`; it shares this
-module's kernels.
+:meth:`hydro.sim.simulation.Simulation.rigid_contacts` gives the last physics step's buffer with
+``rigid_contact_force`` filled by the solver, and :meth:`~hydro.sim.simulation.Simulation.contact_data`
+is :func:`rigid_contact_data` on it. :func:`hydro.sim.contact_data_packed.pack_contact_data` is
+an earlier, packed form (points in the world frame, separations given, each pair's rows at
+``start_indices[p]`` of one (K,3) array, its forces on shape 1), no longer used by the
+simulation; it shares this module's pair rule and sort.
 """
 
 from __future__ import annotations
