@@ -202,12 +202,10 @@ def test_the_shipped_heightfield_scene_renders_its_terrain():
     from viz.picture import render
     from viz.scene import SceneView, ViewSettings
 
-    settings = ViewSettings()
-    settings.show_source_mesh = True  # the collider's own geometry (a heightfield has no SDF mesh)
+    settings = ViewSettings()  # as `hydro view` draws it: a heightfield has no SDF, its surface stands in
     view = SceneView.from_usd(scene_path("box_on_heightfield.usda"), settings=settings)
     picture = render(view, size=SIZE, colorbar=False, camera="0.9,-1.0,0.6:0,0,0")
     assert 1.0 - background_fraction(picture) > 0.3  # the opaque terrain fills the lower part
-    settings.show_source_mesh = False
-    settings.show_sdf_mesh = True
+    settings.show_sdf_mesh = False
     bare = render(view, size=SIZE, colorbar=False, camera="0.9,-1.0,0.6:0,0,0")
     assert background_fraction(bare) > 0.9 and background_fraction(bare) > background_fraction(picture) + 0.3

@@ -167,7 +167,8 @@ class ShapeLayer:
             return source_mesh(self.model.shape_geometry[shape])
         sdf = int(self.model.shape_sdf[shape])
         if sdf < 0:
-            return None
+            geometry = self.model.shape_geometry[shape]
+            return heightfield_mesh(geometry) if geometry.kind == HEIGHTFIELD else None  # no SDF: its surface
         return self.sdf_mesh(sdf)
 
     def names(self) -> list:
