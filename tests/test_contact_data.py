@@ -171,6 +171,12 @@ def test_launch_contact_data_on_rigid_contacts_reads_the_weight_of_a_resting_box
     pts = np.concatenate([f.point for f in sim.last_step_frames])
     nrm = np.concatenate([f.normal for f in sim.last_step_frames])
     np.testing.assert_allclose(points[0, 0, :n], pts + 0.5 * depth[:, None] * nrm, atol=1e-6)
+    # a capacity: rows past the count are unwritten (NaN); too small a capacity says what it needs
+    big = sim.rigid_contacts(rigid_contact_max=n + 5)
+    assert big.rigid_contact_max == n + 5 and np.isnan(big.rigid_contact_force[n:]).all()
+    np.testing.assert_array_equal(big.rigid_contact_force[:n], rigid.rigid_contact_force[:n])
+    with pytest.raises(RuntimeError, match=f"pass rigid_contact_max >= {n}"):
+        sim.rigid_contacts(rigid_contact_max=n - 1)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -49,6 +49,12 @@ def step_rigid_contacts(frames, model, body_q, *, rigid_contact_max: int | None 
     n = len(cat["depth"])
     out = None
     if rigid_contact_max is not None:
+        if int(rigid_contact_max) < n:
+            from ..errors import ContactOverflowError
+
+            raise ContactOverflowError(f"the last physics step has {n} contacts (over its {len(frames)} sub-steps) but "
+                                       f"rigid_contact_max is {int(rigid_contact_max)}: pass rigid_contact_max >= {n} "
+                                       f"(or None: the rows it holds)")
         out = RigidContacts.allocate(int(rigid_contact_max))
     # the frames' forces act on B (shape 1): shape 0 feels their opposite
     force = -(cat["normal_force"].reshape(-1, 3) + cat["friction_force"].reshape(-1, 3)) / n_sub

@@ -69,8 +69,8 @@ Time
     The sensor counts physics steps in integers; ``*_air_time``/``*_contact_time`` are
     ``steps · dt`` computed in float64 (then stored in the buffers' dtype), and
     ``compute_first_contact``/``compute_first_air`` compare the integer counts, so they stay
-    exact after any simulated time. Forces are summed in float64 and stored in the buffers' dtype. In contact means
-    ``|net normal force| > force_threshold``. ``update_period`` 0 publishes every physics step;
+    exact after any simulated time. Forces are summed in float64 and stored in the buffers'
+    dtype. In contact means ``|net normal force| > force_threshold``. ``update_period`` 0 publishes every physics step;
     otherwise an env publishes when ``ceil(update_period/dt − 1e-9)`` steps have passed since it
     last did, and its timers advance by those steps. ``reset(env_ids)`` zeroes forces,
     histories, timers and latches (positions NaN) and the env publishes again at the next step,
