@@ -55,6 +55,11 @@ def test_the_grid_follows_newtons_convention_and_the_slab_is_closed():
         Heightfield([[0.0, 1.0]])
     with pytest.raises(ValueError, match="hx must be a finite number > 0"):
         Heightfield(h, hx=0.0)
+    from hydro.scene.validate import size_findings
+
+    assert size_findings("/World/T", hf) == []
+    (f,) = size_findings("/World/T", Heightfield(h, hx=1e5, hy=0.5))
+    assert f.code == "HYDRO.GEO.002" and "extent along x (2 hx) is 200000 m" in f.message
 
 
 @pytest.mark.parametrize("slope", [0.0, 0.2])

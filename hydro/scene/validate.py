@@ -456,6 +456,8 @@ def _lengths(geometry):
     if kind in ("mesh", "convex_mesh"):
         lo, hi = geometry.local_aabb()
         return [("points (largest extent)", float(np.max(hi - lo)))]
+    if kind == "heightfield":
+        return [("extent along x (2 hx)", 2.0 * geometry.hx), ("extent along y (2 hy)", 2.0 * geometry.hy)]
     return []
 
 
