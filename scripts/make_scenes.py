@@ -596,6 +596,46 @@ Stiffness: hydroelastic shapes newton:hydroelasticStiffness {k_h:.3g} N/m^3 (new
 """)
 
 
+def terrain_heights(n=12, half=0.6, flat=0.2, ridge=0.06):
+    """(n, n) heights over [−half, half]²: flat (z = 0) where max(|x|, |y|) <= ``flat``, rising
+    smoothly to ridges of ``ridge`` m beyond (z = ridge · sin²(π (max(|x|,|y|) − flat) / 0.4))."""
+    x = np.linspace(-half, half, n)
+    xx, yy = np.meshgrid(x, x)
+    r = np.maximum(np.abs(xx), np.abs(yy))
+    return np.round(np.where(r <= flat + 1e-12, 0.0, ridge * np.sin(np.pi * (r - flat) / 0.4) ** 2), 6)
+
+
+def box_on_heightfield():
+    from hydro.geometry import Heightfield  # noqa: PLC0415  (hydro writes the HeightField prim it reads)
+    from hydro.scene.usd_io import write_heightfield  # noqa: PLC0415
+
+    rho = 1000.0
+    ke = K_POINT / 2.0
+    stage = new_stage()
+    half = 0.6
+    heights = terrain_heights(half=half)
+    terrain = write_heightfield(stage, "/World/Terrain", Heightfield(heights, hx=half, hy=half, thickness=0.1))
+    UsdPhysics.CollisionAPI.Apply(terrain)
+    a = 0.1
+    m_box = rho * a**3
+    d_box = m_box * G / (4.0 * ke)  # four corners carry the weight
+    body(stage, "/World/Box", (0.0, 0.0, a / 2.0 - d_box), density=rho)
+    collider(cube(stage, "/World/Box/Collider", a))
+    return text(stage, f"""
+box_on_heightfield: a box resting on a heightfield terrain (the default contact path: point
+contacts; a heightfield is never hydroelastic).
+Units: SI (m, kg, s); Z-up; gravity 9.81 m/s^2 along -Z.
+Terrain: /World/Terrain is a static HeightField prim (PhysicsCollisionAPI) with hydro's
+  attributes hydro:heightfield:* (docs/usd.md): {heights.shape[0]} x {heights.shape[1]} heights over
+  [-{half}, {half}] m in x and y, flat (z = 0) inside |x|, |y| <= 0.2 m, rising to 0.06 m ridges beyond;
+  a 0.1 m thick slab below its lowest point.
+Body: /World/Box ({a} m cube, density {rho:g} kg/m^3, mass {fmt(m_box, ' kg')}) on the flat middle.
+Stiffness: no material is bound: every shape has the default newton:contactStiffness
+  {K_POINT:.3g} N/m, k_eff = {ke:.3g} N/m per contact point; the box's 4 corners sink
+  d = m g / (4 k_eff) = {d_box * 1e6:.4g} um at the authored pose.
+""")
+
+
 SCENES = {
     "sphere_on_box": sphere_on_box,
     "cube_on_box": cube_on_box,
@@ -608,6 +648,7 @@ SCENES = {
     "primitives_on_plane": primitives_on_plane,
     "pinch_over_plane": pinch_over_plane,
     "mixed_pile": mixed_pile,
+    "box_on_heightfield": box_on_heightfield,
 }
 
 

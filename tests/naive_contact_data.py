@@ -82,5 +82,6 @@ def reference_rigid_contact_data(*, contact_count, shape0, shape1, point0, point
                 pt = x1 if side else x0
             else:
                 pt = np.asarray(point1[c] if side else point0[c], float)
-            rows[p].append((sign * np.asarray(contact_force[c], float) * dt_scale, pt, sign * nrm, sep))
+            # contact_force is the force on shape 0 (Newton's convention): shape 1 feels its opposite
+            rows[p].append((-sign * np.asarray(contact_force[c], float) * dt_scale, pt, sign * nrm, sep))
     return rows, required

@@ -93,27 +93,90 @@ def test_bad_maps_are_refused():
         pack_contact_data("cpu", **{**case, "world_body_idx": 99}, max_contact_data_count=3)
 
 
-def test_the_simulation_packs_its_last_contacts_per_sensor_and_filter():
+def test_the_simulations_contact_data_is_the_documented_call_on_its_rigid_contacts():
     from hydro.sim.simulation import Simulation
     from sim_util import box_on_ground
 
     sim = Simulation(box_on_ground(boxes=2), dt=1 / 60)
+    assert sim.substeps > 1
     sim.update(step=2)
     out = sim.contact_data(["/World/Box1"], [-1, "/World/Box2"], max_contact_data_count=4, dt_scale=sim.dt,
                            points_in_world_space=True)
-    f = sim.last_frame
-    ground = f.body_a == -1
-    assert out.required_counts.tolist() == [int(ground.sum()), int((~ground).sum())]
-    assert out.counts.tolist() == [min(4, int(ground.sum())), min(4, int((~ground).sum()))]
-    # the first rows of the world pair are the ground contacts on Box1 (shape 1), in order, × dt
-    rows = out.pair_slice(0, 0)
-    total = (f.normal_force + f.friction_force)[ground][: out.counts[0]] * sim.dt
-    np.testing.assert_allclose(out.forces[rows], total, rtol=1e-12)
-    # on the Box2 pair Box1 is shape 0 (the lower box), so its force is the opposite
-    upper = out.pair_slice(0, 1)
-    np.testing.assert_allclose(out.forces[upper], -(f.normal_force + f.friction_force)[~ground][:4] * sim.dt,
-                               rtol=1e-12)
-    assert np.all(out.normals[upper][:, 2] < 0)  # pointing into Box1, from above
+    frames = sim.last_step_frames
+    ground = [f.body_a == -1 for f in frames]
+    assert out.required_counts.tolist() == [[sum(int(g.sum()) for g in ground),
+                                             sum(int((~g).sum()) for g in ground)]]
+    assert out.counts.tolist() == [[min(4, int(x)) for x in out.required_counts[0]]]
+    # the first rows of the world pair are the first sub-step's ground contacts on Box1 (shape 1,
+    # so the force on it is the frame's force on B), each a sub-step's share of the step, × dt
+    f = frames[0]
+    total = (f.normal_force + f.friction_force)[ground[0]][: out.counts[0, 0]] * sim.dt / sim.substeps
+    np.testing.assert_allclose(out.forces[0, 0, : out.counts[0, 0]], total, rtol=1e-5, atol=1e-9)
+    # on the Box2 pair Box1 is shape 0 (the lower box): its force is the opposite, its normal points down
+    upper = (f.normal_force + f.friction_force)[~ground[0]][:4] * sim.dt / sim.substeps
+    np.testing.assert_allclose(out.forces[0, 1, : out.counts[0, 1]], -upper, rtol=1e-5, atol=1e-9)
+    assert np.all(out.normals[0, 1, : out.counts[0, 1], 2] < 0)
+
+
+def test_launch_contact_data_on_rigid_contacts_reads_the_weight_of_a_resting_box_like_the_sensor():
+    # the issue-29 regression: rigid_contact_force was 0, so launch_contact_data read no force
+    from hydro.sim.sensors import ContactSensorCfg
+    from hydro.sim.simulation import Simulation
+    from sim_util import box_on_ground
+
+    sim = Simulation(box_on_ground(), dt=1 / 60)
+    assert sim.substeps > 1
+    sensor = sim.add_sensor(ContactSensorCfg(prim_path="/World/Box", filter_prim_paths_expr=["/World/Ground"],
+                                             track_friction_forces=True))
+    sim.update(step=20)
+    rigid = sim.rigid_contacts()
+    model = sim.model
+    B = model.body_count
+    n = int(rigid.rigid_contact_count[0])
+    assert n == sum(len(f) for f in sim.last_step_frames) > 0
+    # Newton's convention: the force on shape 0 (the ground, A) is the opposite of the force on the box
+    ground_side = rigid.rigid_contact_force[:n].sum(axis=0)
+    sensor_map = np.array([0] + [-1] * B, np.int32)  # body 0 (the box) is sensor 0
+    filter_map = np.full((1, B + 1), -1, np.int32)
+    filter_map[0, B] = 0  # the static world (the ground) is filter 0
+    M = n + 3
+    counts = np.zeros(1, np.uint32)
+    assert launch_count_contacts_per_pair(rigid.rigid_contact_count, rigid.rigid_contact_shape0,
+                                          rigid.rigid_contact_shape1, model.shape_body, sensor_map, len(sensor_map),
+                                          filter_map, B + 1, 1, B, counts, rigid.rigid_contact_max)
+    assert counts[0] == n <= M
+    start = np.zeros(1, np.uint32)
+    forces = np.full((1, 1, M, 3), np.nan, np.float32)
+    points, normals = forces.copy(), forces.copy()
+    seps = np.full((1, 1, M), np.nan, np.float32)
+    out_counts = np.zeros(1, np.uint32)
+    assert launch_contact_data(rigid.rigid_contact_count, rigid.rigid_contact_shape0, rigid.rigid_contact_shape1,
+                               rigid.rigid_contact_point0, rigid.rigid_contact_point1, rigid.rigid_contact_normal,
+                               rigid.rigid_contact_force, rigid.rigid_contact_thickness0,
+                               rigid.rigid_contact_thickness1, model.shape_body, sim.state.body_q, sensor_map,
+                               len(sensor_map), filter_map, B + 1, 1, B, 1.0, M, forces, points, normals, seps,
+                               out_counts, start, rigid.rigid_contact_max, True)
+    assert out_counts[0] == n
+    total = forces[0, 0, :n].astype(np.float64).sum(axis=0)
+    mg = model.body_mass[0] * 9.81
+    np.testing.assert_allclose(total, [0.0, 0.0, mg], rtol=0, atol=0.01 * mg)  # the box's weight, within 1 %
+    np.testing.assert_allclose(ground_side, -total, rtol=1e-5, atol=1e-6)
+    # the same numbers as the Isaac Lab sensor: its net force and its ground column
+    np.testing.assert_allclose(total, sensor.data.net_forces_w[0, 0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(total, sensor.data.force_matrix_w[0, 0, 0], rtol=1e-5, atol=1e-5)
+    assert np.all(seps[0, 0, :n] < 0) and np.all(normals[0, 0, :n, 2] > 0.5)  # penetrating, pushing the box up (rim: 45°)
+    # the separations are the contacts' depths, the points where the contacts were
+    depth = np.concatenate([f.depth for f in sim.last_step_frames])
+    np.testing.assert_allclose(seps[0, 0, :n], depth, atol=1e-6)
+    pts = np.concatenate([f.point for f in sim.last_step_frames])
+    nrm = np.concatenate([f.normal for f in sim.last_step_frames])
+    np.testing.assert_allclose(points[0, 0, :n], pts + 0.5 * depth[:, None] * nrm, atol=1e-6)
+    # a capacity: rows past the count are unwritten (NaN); too small a capacity says what it needs
+    big = sim.rigid_contacts(rigid_contact_max=n + 5)
+    assert big.rigid_contact_max == n + 5 and np.isnan(big.rigid_contact_force[n:]).all()
+    np.testing.assert_array_equal(big.rigid_contact_force[:n], rigid.rigid_contact_force[:n])
+    with pytest.raises(RuntimeError, match=f"pass rigid_contact_max >= {n}"):
+        sim.rigid_contacts(rigid_contact_max=n - 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,7 +295,8 @@ def test_a_hand_made_contact_with_the_world_and_body_frames():
     case = dict(contact_count=np.array([1], np.int32), shape0=np.array([0], np.int32), shape1=np.array([1], np.int32),
                 point0=np.array([[1.0, 0.0, -0.001]], np.float32),  # world (static shape)
                 point1=np.array([[0.0, 0.0, 0.001]], np.float32),  # body 0's frame: world (1, 0, 0.001)
-                normal=np.array([[0, 0, 1.0]], np.float32), contact_force=np.array([[0.5, 0, 10.0]], np.float32),
+                normal=np.array([[0, 0, 1.0]], np.float32),
+                contact_force=np.array([[-0.5, 0, -10.0]], np.float32),  # on shape 0 (Newton's convention)
                 thickness0=np.array([0.0005], np.float32), thickness1=np.array([0.0005], np.float32),
                 shape_body=np.array([-1, 0], np.int32), body_q=body_q,
                 body_sensor_map=np.array([0, -1, 1], np.int32), body_sensor_map_size=3,
@@ -240,13 +304,14 @@ def test_a_hand_made_contact_with_the_world_and_body_frames():
                 world_body_idx=2, dt_scale=0.01, rigid_contact_max=1)
     counts, start, out = launch_both(case, 2, False)
     assert counts.tolist() == [1, 1] and out["counts"].tolist() == [1, 1]
-    # body 0 (sensor 0) against the world: the force on shape 1 × dt, its own point in its frame
+    # body 0 (sensor 0, shape 1) against the world: the opposite of the force on shape 0, × dt, its own
+    # point in its frame
     np.testing.assert_allclose(out["forces"][0, 0, 0], [0.005, 0, 0.1], rtol=1e-6)
     np.testing.assert_allclose(out["points"][0, 0, 0], [0, 0, 0.001], atol=1e-7)
     np.testing.assert_allclose(out["normals"][0, 0, 0], [0, 0, 1])
     # separation: 2 mm apart along the normal, less the two 0.5 mm thicknesses
     np.testing.assert_allclose(out["separations"][0, 0, 0], 0.001, rtol=1e-4)
-    # the world (sensor 1) against body 0: the opposite force, normal into the world's shape
+    # the world (sensor 1, shape 0) against body 0: contact_force itself, normal into the world's shape
     np.testing.assert_allclose(out["forces"][1, 0, 0], [-0.005, 0, -0.1], rtol=1e-6)
     np.testing.assert_allclose(out["normals"][1, 0, 0], [0, 0, -1])
     np.testing.assert_allclose(out["points"][1, 0, 0], [1, 0, -0.001], atol=1e-7)

@@ -28,13 +28,17 @@ def test_uids_name_bodies_statics_and_articulation_links_per_env():
                      "/World/envs/env_1/Object", "/World/Ground"]
     hand = s.get_actor_info(s.item_user_ids[2])
     assert (hand.link_name, hand.articulation_uid, hand.env_id, hand.uid) == ("Hand", "Robot", 1, "Robot/Hand")
+    assert hand.arena == "/World/envs/env_1"  # its Arena, as the document's get_actor_info resolves
+    np.testing.assert_allclose(hand.arena_origin, model.env_origins[1])
     ground = s.get_actor_info(s.item_user_ids[-1])
     assert ground.env_id == -1 and ground.body_index == -1 and ground.link_name is None
+    assert ground.arena is None and ground.arena_origin is None  # global: in every Arena
     # an empty link list monitors every link
     _, all_links = make(model, articulation_cfg_list=[ArticulationContactFilterCfg("Robot")])
     assert len(all_links.item_user_ids) == 4
     caps = s.contact_capabilities
-    assert caps.geometry and caps.normal_impulse and caps.friction_impulse
+    assert caps.geometry is True and caps.normal_impulse is True and caps.friction is True  # the document's names
+    assert caps.friction_impulse is True  # the earlier name, kept
 
 
 @pytest.mark.parametrize("cfg, message", [

@@ -47,11 +47,13 @@ def test_an_open_triangle_mesh_collider_is_named_when_it_needs_a_field():
         CollisionPipeline(m)
 
 
-def test_a_heightfield_collider_is_refused_by_name():
+def test_a_heightfield_collider_takes_the_default_path():
+    # issue 29: heightfields were refused ("not supported yet"); now point contacts, never hydroelastic
     b = ModelBuilder()
     b.add_shape("/World/Terrain", Heightfield())
-    body = b.add_body("/World/Thing", (0, 0, 0.1, 0, 0, 0, 1), mass=1.0)
+    body = b.add_body("/World/Thing", (0, 0, 0.049, 0, 0, 0, 1), mass=1.0)
     b.add_shape("/World/Thing/Box", Box((0.1, 0.1, 0.1)), body=body)
     m = b.finalize()
-    with pytest.raises(InputError, match="/World/Terrain: heightfield colliders are not supported yet"):
-        CollisionPipeline(m)
+    result = CollisionPipeline(m).collide(m.shape_world_poses(m.state()))
+    c = result.contacts
+    assert len(c) == 4 and set(c.kind.tolist()) == {1} and np.allclose(c.depth, -0.001, atol=2e-5)

@@ -25,7 +25,7 @@ def sensor_on(model, **cfg):
 def test_names_and_shapes_follow_isaac_lab():
     model = robot_scene()
     _, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*", filter_prim_paths_expr=["/World/Ground"],
-                     history_length=4, track_air_time=True, track_contact_points=True)
+                     history_length=4, track_air_time=True, track_contact_points=True, many_to_many_filters=True)
     d = s.data
     assert s.num_instances == 2 and s.num_bodies == 2 and s.body_names == ["Foot", "Hand"]
     assert d.net_forces_w.shape == (2, 2, 3) and d.net_normal_forces_w_history.shape == (2, 4, 2, 3)
@@ -202,9 +202,17 @@ def test_contact_position_is_the_force_weighted_centre_of_pressure_or_nan():
 
 def test_many_to_many_filters_and_the_exclude_column():
     model = robot_scene(1)
+    # Isaac Lab's filtered sensors are many-to-one: two sensor bodies per env with filters are refused
+    with pytest.raises(ValueError, match=r"matches 2 bodies per env \(Foot, Hand\) but filters are configured: "
+                                         r"filtered sensors are many-to-one"):
+        sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*", filter_prim_paths_expr=["/World/Ground"])
+    with pytest.raises(ValueError, match="many-to-one"):
+        sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*", exclude_prim_paths_expr=["/World/Ground"])
+    sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*")  # without filters: any number of bodies
+    # hydro's extension lifts the rule
     sim, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Robot/.*",
-                     filter_prim_paths_expr=["/World/Ground", "{ENV_REGEX_NS}/Object"],
-                     exclude_prim_paths_expr=["{ENV_REGEX_NS}/Robot/.*"])
+                       filter_prim_paths_expr=["/World/Ground", "{ENV_REGEX_NS}/Object"],
+                       exclude_prim_paths_expr=["{ENV_REGEX_NS}/Robot/.*"], many_to_many_filters=True)
     foot = shape(model, "/World/envs/env_0/Robot/Foot/Collider")
     hand = shape(model, "/World/envs/env_0/Robot/Hand/Collider")
     obj = shape(model, "/World/envs/env_0/Object/Collider")
@@ -339,7 +347,8 @@ def test_a_stack_filtered_matrix_sums_to_the_net_force_and_the_sides_are_opposit
     lower = sim.add_sensor(ContactSensorCfg("/World/Box1", filter_prim_paths_expr=["/World/Ground", "/World/Box2"],
                                             track_contact_points=True, max_contact_data_count_per_prim=100000))
     upper = sim.add_sensor(ContactSensorCfg("/World/Box2", filter_prim_paths_expr=["/World/Box1"]))
-    both = sim.add_sensor(ContactSensorCfg("/World/Box.*", filter_prim_paths_expr=["/World/Box.*", "/World/Ground"]))
+    both = sim.add_sensor(ContactSensorCfg("/World/Box.*", filter_prim_paths_expr=["/World/Box.*", "/World/Ground"],
+                                           many_to_many_filters=True))
     sim.update(step=20)
     lo, up = lower.data, upper.data
     weight = 9.81
@@ -380,9 +389,9 @@ def test_buffers_are_the_same_objects_every_step_and_torch_views_share_their_mem
     # the tensors read the newest sample without being taken again
     assert tensors["net_normal_forces_w"][1, 0, 2].item() == 15.0 and tensors["net_forces_w"].shape == (2, 1, 3)
     assert tensors["net_normal_forces_w_history"][1, :, 0, 2].tolist() == [15.0, 10.0, 5.0]
-    assert tensors["force_matrix_w"].dtype == torch.float64 and tensors["contact_latch"].dtype == torch.bool
+    assert tensors["force_matrix_w"].dtype == torch.float32 and tensors["contact_latch"].dtype == torch.bool
     assert torch.isnan(tensors["contact_pos_w"][0]).all() and tensors["contact_pos_w"][1, 0, 0, 2].item() == 0.5
-    assert tensors["current_contact_time"][1, 0].item() == pytest.approx(3 * DT, abs=1e-15)
+    assert tensors["current_contact_time"][1, 0].item() == pytest.approx(3 * DT, rel=1e-7)
     # plain NumPy reads: arithmetic gives plain arrays; first-contact flags come as arrays with .torch too
     assert type(d.net_forces_w + 1.0) is np.ndarray and type(d.net_forces_w.numpy()) is np.ndarray
     first = s.compute_first_contact(3 * DT)
@@ -435,22 +444,43 @@ def test_the_cuda_torch_view_aliases_a_device_mirror_synced_after_each_update(mo
         s.data.net_forces_w[0].torch
 
 
-def test_contact_points_past_the_capacity_are_left_out_of_the_average_with_a_warning():
+def test_contact_points_past_the_capacity_still_count_and_nothing_warns():
+    # issue 29: the default capacity (4) warned on every hydroelastic patch; hydro averages every contact
+    import warnings
+
     model = robot_scene(1)
     sim, s = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
                        track_contact_points=True, max_contact_data_count_per_prim=2)
     rows = [ground_push(model, 0, "Object", 1.0, point=(0, 0, 0)),
             ground_push(model, 0, "Object", 3.0, point=(1, 0, 0)),
             ground_push(model, 0, "Object", 100.0, point=(5, 0, 0))]
-    with pytest.warns(RuntimeWarning, match="max_contact_data_count_per_prim >= 3"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         sim.step([frame(model, rows)])
-    # the first two contacts, force-weighted: (1·0 + 3·1) / 4; the forces keep all three
-    np.testing.assert_allclose(s.data.contact_pos_w[0, 0, 0], [0.75, 0, 0], rtol=0, atol=1e-15)
+    # all three contacts, force-weighted: (1·0 + 3·1 + 100·5) / 104
+    np.testing.assert_allclose(s.data.contact_pos_w[0, 0, 0], [503 / 104, 0, 0], rtol=1e-6)
     assert s.data.force_matrix_w[0, 0, 0, 2] == 104.0 and s.required_contact_data_count == 3
 
 
+def test_a_resting_hydroelastic_box_with_the_default_capacity_does_not_warn():
+    import warnings
+
+    from hydro.sim.simulation import Simulation
+    from sim_util import box_on_ground
+
+    sim = Simulation(box_on_ground(), dt=1 / 60)
+    s = sim.add_sensor(ContactSensorCfg("/World/Box", filter_prim_paths_expr=["/World/Ground"],
+                                        track_contact_points=True))
+    assert s.cfg.max_contact_data_count_per_prim == 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.update(step=3)
+    assert s.required_contact_data_count > 4  # a patch: more contacts than Isaac Lab's default capacity
+    assert s.data.contact_pos_w[0, 0, 0, 2] == pytest.approx(0.0, abs=2e-3)  # on the ground's top face
+
+
 def test_the_isaac_lab_snippet_runs_with_only_its_imports_changed():
-    pytest.importorskip("torch")  # the snippet reads .torch views (CI installs torch's CPU build)
+    torch = pytest.importorskip("torch")  # the snippet reads .torch views (CI installs torch's CPU build)
     from sim_util import foot_on_object
 
     # ---- the document's snippet; only its imports differ --------------------------------------
@@ -488,11 +518,31 @@ def test_the_isaac_lab_snippet_runs_with_only_its_imports_changed():
     history = contact.data.net_normal_forces_w_history.torch
     assert tuple(history.shape) == (2, 6, 1, 3)
     assert history[:, :, 0, 2].sub(weight).abs().max().item() < 0.005 * weight  # resting for the last 6 steps too
-    assert contact.data.current_contact_time.torch[0, 0].item() == pytest.approx(40 / 60, abs=1e-12)
+    assert contact.data.current_contact_time.torch[0, 0].item() == pytest.approx(40 / 60, rel=1e-7)  # float32
+    assert net_normal_force.dtype == torch.float32  # Isaac Lab's dtype
     assert contact.data.current_air_time.torch.abs().max().item() == 0.0
     # the same tensors follow the next step
     before = net_normal_force.clone()
     scene.sim.step()
     assert contact.data.net_normal_forces_w.torch is net_normal_force
-    assert contact.data.current_contact_time[0, 0] == pytest.approx(41 / 60, abs=1e-12)
+    assert contact.data.current_contact_time[0, 0] == pytest.approx(41 / 60, rel=1e-7)
     assert (net_normal_force - before).abs().max().item() < 0.005 * weight
+
+
+def test_buffers_are_float32_as_in_isaac_lab_and_float64_on_request():
+    torch = pytest.importorskip("torch")
+    model = robot_scene(1)
+    _, s32 = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
+                       track_air_time=True, track_friction_forces=True)
+    sim, s64 = sensor_on(model, prim_path="{ENV_REGEX_NS}/Object", filter_prim_paths_expr=["/World/Ground"],
+                         track_air_time=True, track_friction_forces=True, buffer_dtype="float64")
+    for name, b in s32.data.buffers().items():
+        want = torch.bool if name == "contact_latch" else torch.float32
+        assert b.torch.dtype == want, name
+    for name, b in s64.data.buffers().items():
+        want = torch.bool if name == "contact_latch" else torch.float64
+        assert b.torch.dtype == want, name
+    sim.step([frame(model, [ground_push(model, 0, "Object", 1.0 / 3.0)])])
+    assert s64.data.net_forces_w[0, 0, 2] == 1.0 / 3.0  # the float64 sum, kept exactly
+    with pytest.raises(ValueError, match="buffer_dtype must be 'float32'"):
+        ContactSensorCfg(prim_path="/World/A", buffer_dtype="int32")

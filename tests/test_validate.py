@@ -22,7 +22,7 @@ def collider(path="/World/S", *, body="/World/B", kind="sphere", schemas=("Physi
                       collider=True, body=body, geometry_kind=kind)
 
 
-#: hydroelastic, with an SDF source authored (Newton's NEWTON.COL.002 warns without one)
+#: hydroelastic, with an SDF source authored
 HYDRO = {"newton:hydroelasticEnabled": True, "newton:sdfMaxResolution": 64}
 
 
@@ -160,11 +160,15 @@ def test_stiffness_of_a_shape_that_is_not_hydroelastic_only_warns():
     assert findings_of(rec) == [("NEWTON.COL.002", WARNING, "/World/S")]
 
 
-def test_hydroelastic_without_an_sdf_source_warns_as_newton_does():
+def test_hydroelastic_at_the_documented_default_resolution_says_nothing():
+    # issue 29: newton:sdfMaxResolution left at the document's default (64) is a fine SDF source
     rec = collider(**{"newton:hydroelasticEnabled": True})
+    assert validate_records([rec, partner()]) == []
+    # a schema whose fallback is not the documented 64 is worth a word
+    rec.fallbacks = {"newton:sdfMaxResolution": 128}
     found = validate_records([rec, partner()])
     assert [(f.code, f.severity, f.prim_path) for f in found] == [("NEWTON.COL.002", WARNING, "/World/S")]
-    assert "newton:sdfMaxResolution = 64" in found[0].message
+    assert "newton:sdfMaxResolution = 128, not the documented 64" in found[0].message
     rec = collider(**{"newton:hydroelasticEnabled": True, "newton:sdfTargetVoxelSize": 0.001})
     assert findings_of(rec, partner()) == []
 

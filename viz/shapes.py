@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hydro.geometry import BOX, CAPSULE, CONE, CONVEX_MESH, CYLINDER, ELLIPSOID, MESH, PLANE, SPHERE
+from hydro.geometry import BOX, CAPSULE, CONE, CONVEX_MESH, CYLINDER, ELLIPSOID, HEIGHTFIELD, MESH, PLANE, SPHERE
 from hydro.sdf.level_set import sdf_level_set
 
 from .backend import group, pose_matrix
@@ -22,7 +22,8 @@ PLANE_DRAW_SIZE = 2.0
 
 
 def source_mesh(geometry, *, plane_size: float = PLANE_DRAW_SIZE):
-    """``(vertices, faces)`` of the geometry as authored, in its local frame, or None (heightfields).
+    """``(vertices, faces)`` of the geometry as authored, in its local frame (a heightfield: its
+    surface, :func:`heightfield_mesh`), or None.
 
     Primitives are tessellated with trimesh (canonical along +Z, as hydro's geometry is);
     meshes are returned as they are.
@@ -46,6 +47,8 @@ def source_mesh(geometry, *, plane_size: float = PLANE_DRAW_SIZE):
     elif kind == ELLIPSOID:
         tm = trimesh.creation.icosphere(subdivisions=4, radius=1.0)
         tm.apply_scale(geometry.radii)
+    elif kind == HEIGHTFIELD:
+        return heightfield_mesh(geometry)
     elif kind == PLANE:
         s = 0.5 * plane_size
         v = np.array([[-s, -s, 0.0], [s, -s, 0.0], [s, s, 0.0], [-s, s, 0.0]])
@@ -53,6 +56,11 @@ def source_mesh(geometry, *, plane_size: float = PLANE_DRAW_SIZE):
     else:
         return None
     return np.asarray(tm.vertices, dtype=float), np.asarray(tm.faces, dtype=np.int64)
+
+
+def heightfield_mesh(geometry):
+    """``(vertices, faces)`` of a heightfield's surface (its grid, two triangles a cell; local frame)."""
+    return geometry.surface_mesh()
 
 
 def shape_color(model, shape: int):
@@ -148,7 +156,10 @@ class ShapeLayer:
 
     def opacity(self, shape: int) -> float:
         """Polyscope's "transparency" is an opacity; static shapes get half of it (they are
-        usually the large ones the patches lie in)."""
+        usually the large ones the patches lie in); a heightfield is opaque (its contacts are points
+        on its surface, nothing lies inside it)."""
+        if self.model.shape_geometry[shape].kind == HEIGHTFIELD:
+            return 1.0
         return self.transparency * (0.5 if self.model.shape_body[shape] < 0 else 1.0)
 
     def _mesh(self, shape: int, kind: str):
@@ -156,7 +167,8 @@ class ShapeLayer:
             return source_mesh(self.model.shape_geometry[shape])
         sdf = int(self.model.shape_sdf[shape])
         if sdf < 0:
-            return None
+            geometry = self.model.shape_geometry[shape]
+            return heightfield_mesh(geometry) if geometry.kind == HEIGHTFIELD else None  # no SDF: its surface
         return self.sdf_mesh(sdf)
 
     def names(self) -> list:

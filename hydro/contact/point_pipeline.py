@@ -13,6 +13,8 @@ Capacities: the point contacts of a call are limited by ``CollisionConfig.rigid_
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import InputError
@@ -46,12 +48,29 @@ def hydroelastic_routed(model, config) -> np.ndarray:
             & np.asarray(model.shape_collision_enabled, bool))
 
 
-def _mesh_fields(model):
-    """Distance fields of the model's triangle-mesh colliders: (SDFPack, per-shape index, −1 none).
-    The model's own SDFs are reused; a mesh without one gets one built here (cached on the model)."""
+def contact_geometry(model) -> list:
+    """The geometry the point path collides, per shape: the model's, but a heightfield is its
+    closed slab (:meth:`~hydro.geometry.Heightfield.to_mesh`, a triangle mesh: it takes the mesh
+    route, its distance field and its vertices, on the CPU and CUDA alike; cached on the model)."""
+    cache = model.__dict__.setdefault("_point_path_slabs", {})
+    out = []
+    for g in model.shape_geometry:
+        if isinstance(g, Heightfield):
+            if g.key() not in cache:
+                cache[g.key()] = g.to_mesh()
+            g = cache[g.key()]
+        out.append(g)
+    return out
+
+
+def _mesh_fields(model, geoms=None):
+    """Distance fields of the model's triangle-mesh colliders (``geoms``: the geometry collided,
+    default the model's): (SDFPack, per-shape index, −1 none). The model's own SDFs are reused; a
+    mesh without one gets one built here (cached on the model)."""
     n = model.shape_count
+    geoms = model.shape_geometry if geoms is None else geoms
     index = np.full(n, -1, np.int32)
-    meshes = [s for s in range(n) if type(model.shape_geometry[s]) is Mesh and model.shape_collision_enabled[s]]
+    meshes = [s for s in range(n) if type(geoms[s]) is Mesh and model.shape_collision_enabled[s]]
     if not meshes:
         return model.sdf_pack if len(model.sdfs) else SDFPack([]), index
     cache = model.__dict__.setdefault("_point_path_sdfs", {})
@@ -60,8 +79,11 @@ def _mesh_fields(model):
         if model.shape_sdf[s] >= 0:
             index[s] = model.shape_sdf[s]
             continue
-        g = model.shape_geometry[s]
-        key = (g.key(), model.shape_sdf_settings[s], float(model.shape_margin[s] + model.shape_gap[s]))
+        g = geoms[s]
+        settings = model.shape_sdf_settings[s]
+        if isinstance(model.shape_geometry[s], Heightfield):  # its slab: full precision (resting contacts
+            settings = replace(settings, texture_format="float32")  # are µm deep; uint16 steps are ~3 µm)
+        key = (g.key(), settings, float(model.shape_margin[s] + model.shape_gap[s]))
         if key not in cache:
             try:
                 g.check_watertight()
@@ -93,20 +115,16 @@ class PointContactPipeline:
         self.device = dev = get_device(device)
         n = model.shape_count
         self.shape_count = n
-        geoms = model.shape_geometry
+        geoms = contact_geometry(model)  # heightfields as their closed slabs (triangle meshes)
         self.routed = hydroelastic_routed(model, self.config)
         enabled = np.asarray(model.shape_collision_enabled, bool)
-        for s in range(n):
-            if isinstance(geoms[s], Heightfield) and enabled[s]:
-                raise InputError(f"shape {model.shape_path[s]}: heightfield colliders are not supported yet; use a "
-                                 f"triangle mesh or a plane")
         material = np.asarray(model.shape_material, dtype=np.float64)
         for s in range(n):
             if enabled[s] and not np.all(np.isfinite(np.delete(material[s], MAT_CONTACT_DAMPING))):
                 raise InputError(f"shape {model.shape_path[s]}: its contact material has a non-finite value "
                                  f"({material[s].tolist()})")
         host = pack_shapes(geoms)
-        pack, mesh_sdf = _mesh_fields(model)
+        pack, mesh_sdf = _mesh_fields(model, geoms)
         self.sdf_pack = pack
         mat = np.empty((n, SM_COUNT))
         mat[:, 0] = material[:, MAT_CONTACT_STIFFNESS]
@@ -122,8 +140,7 @@ class PointContactPipeline:
         self.d_routed = dev.asarray(self.routed.astype(np.uint8))
         self.d_kind = dev.asarray(host["kind"])
         self.d_env = dev.asarray(np.asarray(model.shape_env, dtype=np.int32))
-        planes = np.array([s for s in range(n) if not geoms[s].volumetric and not isinstance(geoms[s], Heightfield)],
-                          dtype=np.int32)
+        planes = np.array([s for s in range(n) if not geoms[s].volumetric], dtype=np.int32)
         self.plane_count = len(planes)
         self.d_planes = dev.asarray(planes if len(planes) else np.zeros(1, np.int32))
         self.sweep_shapes = np.array([s for s in range(n) if geoms[s].volumetric and enabled[s]], dtype=np.int32)

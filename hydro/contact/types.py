@@ -37,16 +37,20 @@ class Contacts:
 
     | field | shape | meaning |
     |---|---|---|
-    | ``point`` | (N,3) | m, world position: the triangle centroid; for a point contact the |
-    |  |  | midpoint of the two surface points |
+    | ``point`` | (N,3) | m, world position: the centre of pressure of the part of the triangle inside |
+    |  |  | the overlap (a speculative triangle: its centroid); for a point contact the midpoint |
+    |  |  | of the two surface points |
     | ``normal`` | (N,3) | unit, world, from shape A toward shape B; the force on B is along +normal |
     | ``area`` | (N,) | m², the part of the triangle inside the overlap (0 when speculative; 0 for point contacts) |
-    | ``depth`` | (N,) | m, signed separation including margins (φA+φB on a patch), negative when penetrating |
+    | ``depth`` | (N,) | m, signed separation less both margins, negative when penetrating: on a patch the |
+    |  |  | mean of φA+φB over that part (the document's δ is φB's share of it) |
     | ``pressure`` | (N,) | Pa, interface pressure kB·(−φB) ≥ 0 (0 for point contacts) |
     | ``force`` | (N,) | N, normal force magnitude: pressure·area; stiffness·max(0, −depth) for point contacts |
     | ``stiffness`` | (N,) | N/m, c = area·k_eff, k_eff = kA·kB/(kA+kB); for point contacts the |
     |  |  | materials' contact stiffnesses in series |
-    | ``weight`` | (N,) | m³, area·(−δ), δ the mean of φB at the triangle's vertices (0 for point contacts) |
+    | ``weight`` | (N,) | m³, ∫(−φB) dA over that part = force / kB: the document's area·(−δ), δ the mean of φB |
+    |  |  | at the vertices, on a full triangle of a flat patch; exact integral on rim and curved |
+    |  |  | triangles (docs/design.md, "The contact table"); 0 for point contacts |
     | ``shape_a`` | (N,) | int32 shape index of A |
     | ``shape_b`` | (N,) | int32 shape index of B (on a patch, the shape whose grid was meshed) |
     | ``env`` | (N,) | int32 environment (−1: both shapes global) |
@@ -58,7 +62,8 @@ class Contacts:
     | ``friction`` | (N,) | the pair's dynamic friction coefficient (mean of the two shapes') |
     | ``static_friction`` | (N,) | the pair's static friction coefficient (mean of the two shapes') |
 
-    Margins inflate both surfaces: φ here means φ − margin of the shape. A table made without the
+    Margins inflate both surfaces: φ here means φ − margin of the shape. Where each column differs
+    from the reference document, and why: docs/design.md, "The contact table". A table made without the
     last four columns (older code) gets kind 0, damping 0 and NaN friction (not resolved).
     """
 
@@ -140,51 +145,18 @@ class Contacts:
         surface in the frame of that shape's body at ``body_q`` (B,7) (world for static shapes),
         thicknesses the shapes' margins, so that ``dot(normal, world(point1) − world(point0)) −
         thickness0 − thickness1`` equals ``depth``. ``out``: a RigidContacts to fill (its capacity
-        ``rigid_contact_max`` must hold every row; a full one raises ContactOverflowError)."""
-        from ..errors import ContactOverflowError
-        from ..transforms import quat_rotate
-
-        n = len(self)
-        if out is None:
-            out = RigidContacts.allocate(n)
-        elif n > out.rigid_contact_max:
-            raise ContactOverflowError(f"contact buffer full: raise CollisionConfig.rigid_contact_max to at least "
-                                       f"{n} (now {out.rigid_contact_max}); {n - out.rigid_contact_max} entries "
-                                       f"were dropped")
-        margin = np.asarray(model.shape_margin, dtype=np.float64)
-        shape_body = np.asarray(model.shape_body)
-        body_q = np.asarray(body_q, dtype=np.float64).reshape(-1, 7)
-        a = self.shape_a.astype(np.int64)
-        b = self.shape_b.astype(np.int64)
-        nrm = self.normal.astype(np.float64)
-        reach = self.depth.astype(np.float64) + margin[a] + margin[b]  # distance between the surfaces
-        mid = self.point.astype(np.float64)
-        for shape, sgn, point_out, thick_out, shape_out in ((a, -0.5, out.rigid_contact_point0,
-                                                           out.rigid_contact_thickness0, out.rigid_contact_shape0),
-                                                          (b, 0.5, out.rigid_contact_point1,
-                                                           out.rigid_contact_thickness1, out.rigid_contact_shape1)):
-            world = mid + sgn * reach[:, None] * nrm
-            body = shape_body[shape]
-            local = world.copy()
-            on_body = body >= 0
-            if on_body.any():
-                q = body_q[body[on_body]]
-                inv = np.concatenate([-q[:, 3:6], q[:, 6:7]], axis=1)
-                local[on_body] = quat_rotate(inv, world[on_body] - q[:, :3])
-            point_out[:n] = local
-            thick_out[:n] = margin[shape]
-            shape_out[:n] = shape
-        out.rigid_contact_normal[:n] = nrm
-        out.rigid_contact_force[:n] = 0.0
-        out.rigid_contact_count[0] = n
-        return out
+        ``rigid_contact_max`` must hold every row; a full one raises ContactOverflowError).
+        ``rigid_contact_force`` is 0: a contact table holds no solver forces
+        (:meth:`hydro.sim.simulation.Simulation.rigid_contacts` has them)."""
+        return rigid_from_rows(self.point, self.normal, self.depth, self.shape_a, self.shape_b, model, body_q, out)
 
 
 @dataclass
 class RigidContacts:
     """Contacts in Newton's rigid-contact layout (what ``launchContactData`` and solvers written
-    for Newton read); made by :meth:`Contacts.to_rigid`. Rows ``0 .. rigid_contact_count[0] − 1``
-    are live.
+    for Newton read); made by :meth:`Contacts.to_rigid` (geometry only) and by
+    :meth:`hydro.sim.simulation.Simulation.rigid_contacts` (the last physics step, with the solver's
+    forces). Rows ``0 .. rigid_contact_count[0] − 1`` are live.
 
     | field | shape | meaning |
     |---|---|---|
@@ -195,7 +167,9 @@ class RigidContacts:
     |  |  | frame of that shape's body (world for a static shape) |
     | ``rigid_contact_normal`` | float32 (max,3) | unit, world, from shape 0 toward shape 1 |
     | ``rigid_contact_thickness0`` / ``thickness1`` | float32 (max,) | m, the shapes' margins |
-    | ``rigid_contact_force`` | float32 (max,3) | N, force on shape 1 (world), written by a solver after a step |
+    | ``rigid_contact_force`` | float32 (max,3) | N, world, the force on shape 0 (exerted by shape 1, Newton's |
+    |  |  | convention; shape 1 feels its opposite): normal + friction, written by a solver after a |
+    |  |  | step (:meth:`~hydro.sim.simulation.Simulation.rigid_contacts`); 0 from :meth:`Contacts.to_rigid` |
 
     separation = dot(normal, world(point1) − world(point0)) − thickness0 − thickness1 = depth.
     """
@@ -331,4 +305,52 @@ def summarize_pairs(contacts: Contacts, pair_shape_a, pair_shape_b, pair_kind=No
                                patch_area=float(contacts.area[active].astype(np.float64).sum()),
                                center_of_pressure=cop,
                                kind=CONTACT_HYDROELASTIC if pair_kind is None else int(pair_kind[p])))
+    return out
+
+
+def rigid_from_rows(point, normal, depth, shape_a, shape_b, model, body_q, out: "RigidContacts | None" = None,
+                    force=None) -> RigidContacts:
+    """Contact rows (world ``point`` (N,3) on the mid-surface, ``normal`` A→B, signed ``depth``,
+    shapes A and B) in Newton's layout (:class:`RigidContacts`), shape 0 = A, shape 1 = B: the
+    point on each surface (``point ∓ ½·reach·normal``, reach = depth + both margins) in the frame
+    of that shape's body at ``body_q`` (B,7) (world for a static shape), thicknesses the margins,
+    so that ``dot(normal, world(point1) − world(point0)) − thickness0 − thickness1 = depth``.
+    ``force`` (N,3): the force on shape 0 (default 0). ``out``: a buffer to fill, whose capacity
+    must hold every row (else ContactOverflowError)."""
+    from ..errors import ContactOverflowError
+    from ..transforms import quat_rotate
+
+    n = len(depth)
+    if out is None:
+        out = RigidContacts.allocate(n)
+    elif n > out.rigid_contact_max:
+        raise ContactOverflowError(f"contact buffer full: raise CollisionConfig.rigid_contact_max to at least "
+                                   f"{n} (now {out.rigid_contact_max}); {n - out.rigid_contact_max} entries "
+                                   f"were dropped")
+    margin = np.asarray(model.shape_margin, dtype=np.float64)
+    shape_body = np.asarray(model.shape_body)
+    body_q = np.asarray(body_q, dtype=np.float64).reshape(-1, 7)
+    a = np.asarray(shape_a).astype(np.int64)
+    b = np.asarray(shape_b).astype(np.int64)
+    nrm = np.asarray(normal, dtype=np.float64).reshape(-1, 3)
+    reach = np.asarray(depth, dtype=np.float64) + margin[a] + margin[b]  # distance between the surfaces
+    mid = np.asarray(point, dtype=np.float64).reshape(-1, 3)
+    for shape, sgn, point_out, thick_out, shape_out in ((a, -0.5, out.rigid_contact_point0,
+                                                       out.rigid_contact_thickness0, out.rigid_contact_shape0),
+                                                      (b, 0.5, out.rigid_contact_point1,
+                                                       out.rigid_contact_thickness1, out.rigid_contact_shape1)):
+        world = mid + sgn * reach[:, None] * nrm
+        body = shape_body[shape]
+        local = world.copy()
+        on_body = body >= 0
+        if on_body.any():
+            q = body_q[body[on_body]]
+            inv = np.concatenate([-q[:, 3:6], q[:, 6:7]], axis=1)
+            local[on_body] = quat_rotate(inv, world[on_body] - q[:, :3])
+        point_out[:n] = local
+        thick_out[:n] = margin[shape]
+        shape_out[:n] = shape
+    out.rigid_contact_normal[:n] = nrm
+    out.rigid_contact_force[:n] = 0.0 if force is None else np.asarray(force, dtype=np.float64).reshape(-1, 3)
+    out.rigid_contact_count[0] = n
     return out

@@ -481,14 +481,109 @@ class Plane(Geometry):
 
 @dataclass(frozen=True, eq=True)
 class Heightfield(Geometry):
-    """A heightfield (kept so scenes can name it). Never hydroelastic."""
+    """Terrain: a grid of heights over the rectangle [−hx, hx] × [−hy, hy] of its local frame.
 
-    heights: tuple = ()
+    ``heights`` (nrow, ncol), nrow, ncol ≥ 2, in metres: ``heights[r][c]`` is the surface's z at
+    ``x = −hx + 2·hx·c/(ncol − 1)``, ``y = −hy + 2·hy·r/(nrow − 1)`` (Newton's ``Heightfield``
+    convention: columns along x, rows along y; ``hx``, ``hy`` half-extents); each cell is two
+    triangles (split along the diagonal from (r, c) to (r + 1, c + 1)), so the surface is
+    piecewise linear. Solid below the surface down to ``min(heights) − thickness``: contacts see a
+    closed slab (:meth:`to_mesh`). Static only; never hydroelastic (the document: hydroelastic
+    contact "is not supported for planes, heightfields, or non-watertight meshes"); it takes the
+    default path with point contacts. ``Heightfield()`` is a flat 1 m × 1 m field at z = 0.
+    """
+
+    heights: tuple = ((0.0, 0.0), (0.0, 0.0))
+    hx: float = 0.5
+    hy: float = 0.5
+    thickness: float = 0.1
     kind = HEIGHTFIELD
     volumetric = False
 
+    def __post_init__(self):
+        try:
+            h = np.array(self.heights, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("heights must be a 2-D grid of numbers (nrow, ncol)") from None
+        if h.ndim != 2 or h.shape[0] < 2 or h.shape[1] < 2:
+            raise ValueError(f"heights must be a 2-D grid with at least 2 rows and 2 columns, got shape {h.shape}")
+        if not np.all(np.isfinite(h)):
+            raise ValueError("heights must be finite numbers (m)")
+        object.__setattr__(self, "heights", tuple(tuple(float(v) for v in row) for row in h))
+        object.__setattr__(self, "hx", _positive("hx", self.hx))
+        object.__setattr__(self, "hy", _positive("hy", self.hy))
+        object.__setattr__(self, "thickness", _positive("thickness", self.thickness))
+
+    @property
+    def grid(self) -> np.ndarray:
+        """(nrow, ncol) float64 heights."""
+        return np.array(self.heights, dtype=float)
+
+    @property
+    def nrow(self) -> int:
+        return len(self.heights)
+
+    @property
+    def ncol(self) -> int:
+        return len(self.heights[0])
+
     def key(self):
-        return ("heightfield", self.heights)
+        return ("heightfield", self.heights, self.hx, self.hy, self.thickness)
+
+    def params(self):
+        return np.zeros(PARAM_COUNT)
+
+    def local_aabb(self):
+        h = self.grid
+        return (np.array([-self.hx, -self.hy, h.min() - self.thickness]), np.array([self.hx, self.hy, h.max()]))
+
+    def surface_mesh(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(vertices, faces)`` of the top surface (local frame; faces wound with normals up)."""
+        nr, nc = self.nrow, self.ncol
+        x = np.linspace(-self.hx, self.hx, nc)
+        y = np.linspace(-self.hy, self.hy, nr)
+        xx, yy = np.meshgrid(x, y)  # (nr, nc): x along columns, y along rows
+        verts = np.stack([xx.ravel(), yy.ravel(), self.grid.ravel()], axis=1)
+        r, c = np.meshgrid(np.arange(nr - 1), np.arange(nc - 1), indexing="ij")
+        v00 = (r * nc + c).ravel()
+        v01, v10, v11 = v00 + 1, v00 + nc, v00 + nc + 1
+        faces = np.concatenate([np.stack([v00, v01, v11], axis=1), np.stack([v00, v11, v10], axis=1)])
+        return verts, faces.astype(np.int64)
+
+    def to_mesh(self) -> "Mesh":
+        """The closed slab the contacts see: the surface, four walls and a flat bottom at
+        ``min(heights) − thickness`` (a watertight :class:`Mesh`, normals outward)."""
+        top, top_faces = self.surface_mesh()
+        nr, nc = self.nrow, self.ncol
+        n = len(top)
+        bottom = top.copy()
+        bottom[:, 2] = self.grid.min() - self.thickness
+        faces = [top_faces, top_faces[:, ::-1] + n]
+        ring = ([c for c in range(nc)] + [r * nc + nc - 1 for r in range(1, nr)]
+                + [(nr - 1) * nc + c for c in range(nc - 2, -1, -1)] + [r * nc for r in range(nr - 2, 0, -1)])
+        a = np.array(ring)
+        b = np.roll(a, -1)  # counter-clockwise seen from +z: each wall faces out
+        faces.append(np.stack([a, a + n, b + n], axis=1))
+        faces.append(np.stack([a, b + n, b], axis=1))
+        return Mesh(np.concatenate([top, bottom]), np.concatenate(faces).astype(np.int64), name="heightfield")
+
+    def height_at(self, x, y) -> np.ndarray:
+        """Surface height (local) at points (x, y) inside the rectangle, on the triangulated surface."""
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y, dtype=float)
+        h = self.grid
+        u = np.clip((x + self.hx) / (2 * self.hx) * (self.ncol - 1), 0, self.ncol - 1)
+        v = np.clip((y + self.hy) / (2 * self.hy) * (self.nrow - 1), 0, self.nrow - 1)
+        c = np.minimum(np.floor(u).astype(int), self.ncol - 2)
+        r = np.minimum(np.floor(v).astype(int), self.nrow - 2)
+        fu, fv = u - c, v - r
+        h00, h01, h10, h11 = h[r, c], h[r, c + 1], h[r + 1, c], h[r + 1, c + 1]
+        lower = fu >= fv  # the triangle (00, 01, 11)
+        return np.where(lower, h00 + fu * (h01 - h00) + fv * (h11 - h01), h00 + fv * (h10 - h00) + fu * (h11 - h10))
+
+    def phi(self, points):
+        """Signed distance to the slab (:meth:`to_mesh`)."""
+        return self.to_mesh().phi(points)
 
 
 def parse_shape(text: str) -> Geometry:

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import validate as _rules
 from ..errors import InputError
-from ..geometry import Geometry, Mesh
+from ..geometry import Geometry, Heightfield, Mesh
 from ..sdf import SDFPack, SDFSettings, build_sdf
 from ..transforms import IDENTITY_POSE, check_poses, pose_compose
 from .material import MATERIAL_COUNT, ShapeMaterial, material_row
@@ -412,6 +412,8 @@ class ModelBuilder:
             raise ValueError(f"shape {path}: geometry must be a hydro Geometry, got {type(geometry).__name__}")
         if isinstance(body, bool) or not isinstance(body, (int, np.integer)) or not -1 <= body < len(self._bodies):
             raise ValueError(f"shape {path}: body must be -1 (static) or a body index in [0, {len(self._bodies) - 1}], got {body!r}")
+        if isinstance(geometry, Heightfield) and body != -1:
+            raise ValueError(f"shape {path}: a heightfield is static (as in Newton): add it with body=-1")
         sdf = SDFSettings() if sdf is None else sdf
         if not isinstance(sdf, SDFSettings):
             raise ValueError(f"shape {path}: sdf must be an SDFSettings, got {type(sdf).__name__}")

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import validate as rules
 from ..errors import InputError
-from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Plane, Sphere
+from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Heightfield, Mesh, Plane, Sphere
 from ..sdf import SDFSettings
 from ..transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate, quat_to_matrix
 from .mass import mass_properties, shell_properties, shell_thickness_or_default
@@ -33,6 +33,19 @@ GEOMETRY_TYPES = ("Sphere", "Cube", "Capsule", "Capsule_1", "Cylinder", "Cylinde
 KIND_OF_TYPE = {"Sphere": "sphere", "Cube": "box", "Capsule": "capsule", "Capsule_1": "capsule",
                 "Cylinder": "cylinder", "Cylinder_1": "cylinder", "Cone": "cone", "Mesh": "mesh", "Plane": "plane",
                 "HeightField": "heightfield", "Heightfield": "heightfield"}
+#: Prim types of a heightfield collider. Neither UsdGeom/UsdPhysics nor newton-usd-schemas
+#: define one (Newton's own USD importer reads none; Isaac Lab authors terrain as a Mesh, which
+#: hydro reads as a triangle mesh): hydro reads a ``HeightField`` prim with the attributes below,
+#: the fields of Newton's Python ``Heightfield`` (docs/usd.md).
+HEIGHTFIELD_TYPES = ("HeightField", "Heightfield")
+#: float[] (rows × cols, row-major, stage units): heights[r, c] at x = −hx + 2hx·c/(cols−1), y = −hy + 2hy·r/(rows−1)
+HF_ELEVATION = "hydro:heightfield:elevation"
+#: int, int: the grid's rows (along y) and columns (along x), each >= 2
+HF_ROWS, HF_COLS = "hydro:heightfield:numRows", "hydro:heightfield:numCols"
+#: float2 (hx, hy), stage units: half-extents of the rectangle the grid spans
+HF_HALF_EXTENTS = "hydro:heightfield:halfExtents"
+#: float, stage units (optional, default 0.1 m): the slab's depth below the lowest height
+HF_THICKNESS = "hydro:heightfield:thickness"
 #: Prim types that carry an ``axis`` attribute.
 AXIS_TYPES = ("Capsule", "Capsule_1", "Cylinder", "Cylinder_1", "Cone", "Plane")
 AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
@@ -184,6 +197,33 @@ def primitive_geometry(type_name: str, m: np.ndarray, unit: float, axis: str, ge
         raise
     except ValueError as exc:
         raise GeometryError(f"{tn} (radius, size or height, times the prim's scale): {exc}") from None
+
+
+def heightfield_geometry(m: np.ndarray, unit: float, elevation, rows, cols, half_extents, thickness=None):
+    """(Heightfield, world pose) of a ``HeightField`` prim with world matrix ``m`` and its
+    authored :data:`HF_ELEVATION`, rows, columns, half-extents and thickness (stage units; None:
+    not authored). Per-axis scale scales the extents (x, y) and the heights (z)."""
+    missing = [n for n, v in ((HF_ELEVATION, elevation), (HF_ROWS, rows), (HF_COLS, cols),
+                              (HF_HALF_EXTENTS, half_extents)) if v is None]
+    if missing:
+        raise GeometryError(f"a HeightField needs {', '.join(missing)} authored")
+    rows, cols = int(rows), int(cols)
+    z = np.asarray(elevation, dtype=float).reshape(-1)
+    if rows < 2 or cols < 2 or len(z) != rows * cols:
+        raise GeometryError(f"{HF_ELEVATION} must hold {HF_ROWS} x {HF_COLS} values with both >= 2, got "
+                            f"{len(z)} values for {rows} x {cols}")
+    he = np.asarray(half_extents, dtype=float).reshape(-1)
+    if len(he) != 2:
+        raise GeometryError(f"{HF_HALF_EXTENTS} must be 2 numbers (hx, hy), got {len(he)}")
+    t, s, u, sign = decompose(m, unit=unit)
+    if sign < 0:
+        raise GeometryError("a HeightField cannot be mirrored (a negative scale)")
+    pose = np.concatenate([t, matrix_to_quat(u.T)])
+    try:
+        thick = 0.1 if thickness is None else float(thickness) * s[2]
+        return Heightfield(z.reshape(rows, cols) * s[2], hx=he[0] * s[0], hy=he[1] * s[1], thickness=thick), pose
+    except ValueError as exc:
+        raise GeometryError(f"HeightField: {exc}") from None
 
 
 def mesh_geometry(points, counts, indices, m: np.ndarray, *, left_handed: bool, name: str):

@@ -45,13 +45,15 @@ from pxr import Gf, Pcp, Sdf, Tf, Usd, UsdGeom, UsdPhysics, UsdShade, Vt
 
 from . import validate as rules
 from ..errors import InputError, SceneError
-from ..geometry import Box, Capsule, Cone, ConvexMesh, Cylinder, Ellipsoid, Mesh, Plane, Sphere
+from ..geometry import Box, Capsule, Cone, ConvexMesh, Cylinder, Ellipsoid, Heightfield, Mesh, Plane, Sphere
 from ..transforms import matrix_to_quat, pose_compose, pose_inverse, quat_rotate
 from .material import DEFAULT_MATERIAL, MATERIAL_FIELDS, material_row
 from .model import DEFAULT_ENV_SPACING, Model
 from .paths import WORLD_ROOT, env_of, is_env_prim, nearest_ancestor
-from .usd_convert import (AXIS_TYPES, EARTH_GRAVITY, KIND_OF_TYPE, GeometryError, MaterialError, SceneData,
-                          body_values, build_model, collider_values, gravity_vector, mesh_geometry, plain32,
+from .usd_convert import (AXIS_TYPES, EARTH_GRAVITY, HEIGHTFIELD_TYPES, HF_COLS, HF_ELEVATION, HF_HALF_EXTENTS,
+                          HF_ROWS, HF_THICKNESS, KIND_OF_TYPE, GeometryError, MaterialError, SceneData,
+                          body_values, build_model, collider_values, gravity_vector, heightfield_geometry,
+                          mesh_geometry, plain32,
                           primitive_geometry, shortest, write_geometry_scale, write_plan)
 from .usd_values import approximate_mesh, filter_targets
 
@@ -589,6 +591,20 @@ def _read_geometry(prim, m: np.ndarray, unit: float, values: dict, time):
             return approximate_mesh(geometry, pose, approximation, limit)
         except ValueError as exc:
             raise GeometryError(str(exc)) from None
+    if tn in HEIGHTFIELD_TYPES:
+        def raw(name):
+            attr = prim.GetAttribute(name)
+            v = attr.Get(time) if attr else None
+            if v is not None and attr.GetTypeName().scalarType in _FLOAT32_TYPES:  # as written: 0.05f → 0.05
+                v = [shortest(x) for x in np.asarray(v, dtype=np.float32).reshape(-1)] \
+                    if np.ndim(np.asarray(v)) else shortest(v)
+            return v
+
+        # a HeightField is no UsdGeom type, so the transform cache skips its own xformOps: apply them
+        if not prim.IsA(UsdGeom.Xformable) and prim.GetAttribute("xformOpOrder"):
+            m = np.array(UsdGeom.Xformable(prim).GetLocalTransformation(), dtype=float) @ m
+        return heightfield_geometry(m, unit, raw(HF_ELEVATION), raw(HF_ROWS), raw(HF_COLS), raw(HF_HALF_EXTENTS),
+                                    raw(HF_THICKNESS))
     axis = str(prim.GetAttribute("axis").Get(time) or "Z") if tn in AXIS_TYPES else "Z"
 
     def get(name):
@@ -725,6 +741,9 @@ def read_records(stage_or_path):
             geometry, world_pose = _read_geometry(occ.prim, m, frame.units(occ.prim).mpu, values, frame.time)
             if isinstance(geometry, Plane) and rec.body is not None:
                 raise GeometryError(f"a Plane collider is infinite and must be static, but it is under the rigid "
+                                    f"body {rec.body}")
+            if isinstance(geometry, Heightfield) and rec.body is not None:
+                raise GeometryError(f"a HeightField collider is static (as in Newton), but it is under the rigid "
                                     f"body {rec.body}")
         except GeometryError as exc:
             rec.geometry_error = str(exc)
@@ -907,7 +926,21 @@ def _write_geometry(stage, path, geometry):
         g = UsdGeom.Plane.Define(stage, path)
         g.CreateAxisAttr(UsdGeom.Tokens.z)
         return g.GetPrim(), None
+    if isinstance(geometry, Heightfield):
+        return write_heightfield(stage, path, geometry), None
     raise ValueError(f"shape {path}: a {geometry.kind_name} cannot be written to USD")
+
+
+def write_heightfield(stage, path, geometry):
+    """Define a ``HeightField`` prim holding ``geometry`` (hydro's attributes, usd_convert.HF_*)."""
+    prim = stage.DefinePrim(path, "HeightField")
+    prim.CreateAttribute(HF_ELEVATION, Sdf.ValueTypeNames.FloatArray).Set(
+        Vt.FloatArray.FromNumpy(np.ascontiguousarray(geometry.grid.ravel(), dtype=np.float32)))
+    prim.CreateAttribute(HF_ROWS, Sdf.ValueTypeNames.Int).Set(int(geometry.nrow))
+    prim.CreateAttribute(HF_COLS, Sdf.ValueTypeNames.Int).Set(int(geometry.ncol))
+    prim.CreateAttribute(HF_HALF_EXTENTS, Sdf.ValueTypeNames.Float2).Set(Gf.Vec2f(geometry.hx, geometry.hy))
+    prim.CreateAttribute(HF_THICKNESS, Sdf.ValueTypeNames.Float).Set(float(geometry.thickness))
+    return prim
 
 
 def _free_root(stage, path):

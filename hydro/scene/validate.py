@@ -31,7 +31,8 @@ load is refused), WARNING when it can and does something documented instead.
 | | | ``newton:sdfPadding`` < 0 (both: -inf is the sentinel), ``newton:hydroelasticStiffness`` |
 | | | not > 0 on a hydroelastic shape, ``newton:hydroelasticEnabled`` not a bool |
 | ``NEWTON.COL.002`` | WARNING | hydroelastic enabled without an authored SDF source (``newton:sdfMaxResolution`` or |
-| | | ``newton:sdfTargetVoxelSize``): hydro uses the schema's fallback resolution; a bad |
+| | | ``newton:sdfTargetVoxelSize``) when the schema's fallback resolution is not the |
+| | | documented 64 (at 64, the document's default, nothing is said); a bad |
 | | | ``newton:hydroelasticStiffness`` on a shape that is not hydroelastic (never read) |
 | ``NEWTON.MAT.001`` | WARNING | NewtonMaterialAPI on a prim that is not a Material, or without PhysicsMaterialAPI listed |
 | ``HYDRO.HYD.001`` | ERROR | hydroelastic enabled on a plane, a heightfield or a non-watertight mesh |
@@ -307,8 +308,9 @@ def shape_findings(path: str, *, kind: str, hydroelastic, stiffness, max_resolut
     if hydroelastic is True:
         if kind in NON_VOLUMETRIC:
             out.append(_finding("HYDRO.HYD.001", path,
-                                f"newton:hydroelasticEnabled is true on a {kind}: planes, heightfields and "
-                                f"non-watertight meshes cannot be hydroelastic"))
+                                f"newton:hydroelasticEnabled is true on a {kind}: hydroelastic contact requires "
+                                f"volumetric shapes with SDF data and is not supported for planes, heightfields or "
+                                f"non-watertight meshes (they take the default path with point contacts)"))
         elif kind == "mesh" and watertight_error:
             out.append(_finding("HYDRO.HYD.001", path,
                                 f"newton:hydroelasticEnabled is true on a mesh that is not watertight "
@@ -501,6 +503,8 @@ def _lengths(geometry):
     if kind in ("mesh", "convex_mesh"):
         lo, hi = geometry.local_aabb()
         return [("points (largest extent)", float(np.max(hi - lo)))]
+    if kind == "heightfield":
+        return [("extent along x (2 hx)", 2.0 * geometry.hx), ("extent along y (2 hy)", 2.0 * geometry.hy)]
     return []
 
 
@@ -664,12 +668,17 @@ def validate_records(records) -> list[Finding]:
         values = shape_values(r.attributes, r.fallbacks)
         out += shape_findings(r.path, kind=r.geometry_kind or "", watertight_error=r.watertight_error,
                               sdf_collision=r.has(SDF_COLLISION_API), sentinels=True, **values)
+        # the documented default (64) is a fine SDF source: only a different fallback (another
+        # schema version) is worth a word; a grid too coarse for its shape warns when it is built
         if values["hydroelastic"] is True and not any(
-                k in r.attributes for k in ("newton:sdfMaxResolution", "newton:sdfTargetVoxelSize")):
+                k in r.attributes for k in ("newton:sdfMaxResolution", "newton:sdfTargetVoxelSize")) and \
+                values["max_resolution"] != SDF_COLLISION_DEFAULTS["newton:sdfMaxResolution"]:
             out.append(_finding("NEWTON.COL.002", r.path, "newton:hydroelasticEnabled is true but no SDF source "
                                                           "(newton:sdfMaxResolution or newton:sdfTargetVoxelSize) is "
                                                           f"authored: hydro uses the schema's newton:sdfMaxResolution "
-                                                          f"= {_shown(values['max_resolution'])}", WARNING))
+                                                          f"= {_shown(values['max_resolution'])}, not the documented "
+                                                          f"{SDF_COLLISION_DEFAULTS['newton:sdfMaxResolution']}",
+                                WARNING))
         if not r.has(SDF_COLLISION_API):
             stray = sorted(k for k in r.attributes if k in SDF_COLLISION_DEFAULTS)
             if stray:

@@ -5,8 +5,8 @@ Over 500 lines: the parameter table, the kernels and the launchers' argument che
 
 They read a contact buffer in Newton's layout (:class:`~hydro.contact.types.RigidContacts`,
 ``rigid_contact_*``: shape indices, a contact point on each shape in the frame of that shape's
-body, the normal from shape 0 toward shape 1, the force on shape 1, the two shapes'
-thicknesses) and write, for every sensor/filter pair, its contacts::
+body, the normal from shape 0 toward shape 1, the force on shape 0 — Newton's convention, the
+force exerted on body0 by body1 —, the two shapes' thicknesses) and write, for every sensor/filter pair, its contacts::
 
     launch_count_contacts_per_pair(contact_count, shape0, shape1, shape_body, body_sensor_map,
         body_sensor_map_size, body_filter_map, num_bodies, filter_count, world_body_idx, counts,
@@ -26,7 +26,7 @@ The parameters, in the documented order (snake_case names):
 | ``shape0``, ``shape1`` | int32 (max,) | the contact's two shapes (0 = A, 1 = B) |
 | ``point0``, ``point1`` | float32 (max,3) | the contact point on shape 0 / 1 in the frame of that shape's body (world for a static shape) |
 | ``normal`` | float32 (max,3) | unit, world, from shape 0 toward shape 1 |
-| ``contact_force`` | float32 (max,3) | N, world, the force on shape 1 (shape 0 feels its opposite) |
+| ``contact_force`` | float32 (max,3) | N, world, the force on shape 0 (by shape 1; as Newton's ``Contacts.force``); shape 1 feels its opposite |
 | ``thickness0``, ``thickness1`` | float32 (max,) | m, the shapes' thicknesses (margins) |
 | ``shape_body`` | int32 (shapes,) | the body of each shape, −1 for a static shape |
 | ``body_q`` | float32 (bodies,7) | body poses: position, quaternion (x, y, z, w) |
@@ -45,8 +45,8 @@ The parameters, in the documented order (snake_case names):
 | ``points_in_world_space`` | bool | points in the world frame, else in the frame of the sensor's body |
 | ``stream`` | — | accepted for the signature; hydro launches on the default stream |
 
-Both return True. A contact has two *sides*: shape 1's body feels ``contact_force`` and shape
-0's body its opposite. A side belongs to pair ``p = sensor · F + filter`` when its own body is
+Both return True. A contact has two *sides*: shape 0's body feels ``contact_force`` and shape
+1's body its opposite. A side belongs to pair ``p = sensor · F + filter`` when its own body is
 a sensor (``body_sensor_map``) and the other shape's body is one of that sensor's filters
 (``body_filter_map``); a static shape is the body ``world_body_idx``. What a side writes:
 
@@ -68,10 +68,12 @@ NumPy arrays are copied to the device), else the CPU; outputs are written in pla
 have the documented dtypes. :func:`rigid_contact_data` does the three steps on a
 ``RigidContacts``-like object and returns the result on the host.
 
-:func:`hydro.sim.contact_data_packed.pack_contact_data` is the earlier, packed form (points in
-the world frame, separations given, each pair's rows at ``start_indices[p]`` of one (K,3)
-array), kept for :meth:`~hydro.sim.simulation.Simulation.contact_data`; it shares this
-module's kernels.
+:meth:`hydro.sim.simulation.Simulation.rigid_contacts` gives the last physics step's buffer with
+``rigid_contact_force`` filled by the solver, and :meth:`~hydro.sim.simulation.Simulation.contact_data`
+is :func:`rigid_contact_data` on it. :func:`hydro.sim.contact_data_packed.pack_contact_data` is
+an earlier, packed form (points in the world frame, separations given, each pair's rows at
+``start_indices[p]`` of one (K,3) array, its forces on shape 1), no longer used by the
+simulation; it shares this module's pair rule and sort.
 """
 
 from __future__ import annotations
@@ -226,9 +228,9 @@ def _emit_item(j, keys, sides, start_indices, max_count, rv, pm, body_q, dt_scal
     nz = np.float64(rv.normal[c, 2])
     gap = nx * (x1 - x0) + ny * (y1 - y0) + nz * (z1 - z0)
     out_separations[o] = gap - np.float64(rv.thickness0[c]) - np.float64(rv.thickness1[c])
-    sign = 1.0 if (i & 1) == 1 else -1.0
-    for k in range(3):
-        out_forces[o, k] = sign * np.float64(rv.force[c, k]) * dt_scale
+    sign = 1.0 if (i & 1) == 1 else -1.0  # the normal into the sensor's shape: +normal on shape 1's side
+    for k in range(3):  # contact_force acts on shape 0 (Newton's convention), its opposite on shape 1
+        out_forces[o, k] = -sign * np.float64(rv.force[c, k]) * dt_scale
     out_normals[o, 0] = sign * nx
     out_normals[o, 1] = sign * ny
     out_normals[o, 2] = sign * nz

@@ -1,6 +1,8 @@
-"""Packed per-contact data of (sensor, filter) pairs: the earlier form of
-:func:`hydro.sim.contact_data.launch_contact_data`, kept for
-:meth:`~hydro.sim.simulation.Simulation.contact_data` (which reads the solver's contact frame).
+"""Packed per-contact data of (sensor, filter) pairs: an earlier form of
+:func:`hydro.sim.contact_data.launch_contact_data` for contacts given as world points with their
+forces on shape 1. The simulation no longer uses it: :meth:`~hydro.sim.simulation.Simulation.contact_data`
+is the documented call on :meth:`~hydro.sim.simulation.Simulation.rigid_contacts` (Newton's layout,
+forces on shape 0).
 
 Differences from the documented launchers: the contacts come as world points with their
 separations (not Newton's body-local ``point0``/``point1`` and thicknesses), the point written is

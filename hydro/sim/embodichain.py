@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ..scene.paths import actor_table, relative_name
+from ..scene.paths import WORLD_ROOT, actor_table, env_of, env_path, relative_name
 from .arrays import device_name, to_torch, torch_available
 from .sensing import ContactFrame
 
@@ -139,15 +139,27 @@ class ContactActorInfo:
     """Its env; −1 for a global static collider (shared by every env)."""
     body_index: int
     """Index into the model's bodies; −1 for a static collider."""
+    arena: str | None = None
+    """Its Arena: the prim path of its env (``/World/envs/env_<i>``, ``/World`` in a scene without envs);
+    None for a global static collider (in every Arena)."""
+    arena_origin: tuple | None = None
+    """m, world position of the Arena's origin (what ``position`` is relative to); None when global."""
 
 
 @dataclass(frozen=True)
 class ContactCapabilities:
-    """What this backend reports: all of it (the built-in solver exposes its forces)."""
+    """What this backend reports: all of it (the built-in solver exposes its forces).
+    ``friction`` is the document's name (the ``friction`` field's availability);
+    ``friction_impulse`` the same flag under its earlier name."""
 
     geometry: bool = True
     normal_impulse: bool = True
-    friction_impulse: bool = True
+    friction: bool = True
+
+    @property
+    def friction_impulse(self) -> bool:
+        """Alias of :attr:`friction`."""
+        return self.friction
 
 
 @dataclass(frozen=True)
@@ -257,13 +269,18 @@ class ContactSensor:
         return ContactCapabilities()
 
     def get_actor_info(self, actor_id) -> ContactActorInfo:
-        """Resolve an actor id to its path, uid, link name, articulation, env and body index."""
+        """Resolve an actor id to its path, uid, link name, articulation, Arena, env and body index."""
         i = int(actor_id)
         if not 0 <= i < len(self._paths):
             raise InputError(f"actor id {actor_id} is out of range [0, {len(self._paths) - 1}]")
+        env = int(self._envs[i])
+        arena = origin = None
+        if env >= 0:
+            arena = env_path(env) if env_of(self._paths[i]) == env else WORLD_ROOT
+            origin = tuple(float(x) for x in self._origins[env])
         return ContactActorInfo(user_id=i, path=self._paths[i], uid=self._uids[i], link_name=self._link_of[i],
-                                articulation_uid=self._art_of[i], env_id=int(self._envs[i]),
-                                body_index=i if i < self._B else -1)
+                                articulation_uid=self._art_of[i], env_id=env, body_index=i if i < self._B else -1,
+                                arena=arena, arena_origin=origin)
 
     def _empty(self):
         E, C = self._E, self._C

@@ -10,7 +10,8 @@ contacts alike —; it never reads the simulation back.
 
 Buffers
     Every buffer of ``sensor.data`` is an :class:`~hydro.sim.arrays.ArrayView`: a NumPy array
-    (float64; bool for the latch) allocated once and updated in place, so it is the same object
+    (float32 as in Isaac Lab, or float64 with ``ContactSensorCfg.buffer_dtype="float64"`` for
+    analysis; bool for the latch) allocated once and updated in place, so it is the same object
     at every step, with ``.torch``, a zero-copy torch tensor on the simulation's device, as
     Isaac Lab's documentation reads them (``contact.data.net_normal_forces_w.torch``).
     Optional buffers are ``None`` unless their option (or a filter) enables them.
@@ -31,8 +32,12 @@ Filter columns (F)
     collider path, matches), then one per ``filter_shape_prim_expr`` entry (partners whose
     collider shape path matches), then, when ``exclude_prim_paths_expr`` is given, one column
     "every partner except these" (a partner is excluded when its body or shape path matches any
-    entry). Many-to-many: any number of sensor bodies, and a partner may fall in several
-    columns. An expression that matches nothing warns (its column stays zero).
+    entry). A partner may fall in several columns. An expression that matches nothing warns
+    (its column stays zero). Isaac Lab's rule: with filter columns, body-level sensing is
+    many-to-one — ``prim_path`` must match one sensor body per env (define one sensor per body,
+    e.g. per foot); more raises an InputError saying so. Shape-level sensing
+    (``sensor_shape_prim_expr``, Newton's extension) takes any number of shapes, and
+    ``many_to_many_filters=True`` (hydro's extension) lifts the rule for body-level sensing.
 
 Forces (as on Newton)
     World frame, on the sensor body, averaged over the physics step's solver sub-steps (the
@@ -45,14 +50,16 @@ Forces (as on Newton)
     matrix over F gives the net force only when the filters cover every partner.
 
 Contact points (``track_contact_points``: needs filter columns and a positive
-``max_contact_data_count_per_prim``)
+``max_contact_data_count_per_prim``, as in Isaac Lab)
     ``contact_pos_w`` (E,S,F,3) is, per sensor body and filter column, the average of its
     contact points over the physics step **weighted by each contact's normal force** (the
-    centre of pressure), NaN when the pair had no contact. In each solver sub-step only the
-    first ``max_contact_data_count_per_prim`` contacts of a pair (in the contact table's order)
-    enter the average: past that the sensor warns once, naming the count needed, and
-    :attr:`ContactSensor.required_contact_data_count` holds the largest count seen. Forces
-    never depend on this capacity.
+    centre of pressure), NaN when the pair had no contact. It averages *every* contact: hydro
+    keeps no fixed per-pair contact buffer, so nothing is lost and nothing is warned about,
+    whatever the capacity (a hydroelastic patch has tens of contacts per sub-step; Isaac Lab's
+    default capacity of 4 would otherwise cut every one).
+    :attr:`ContactSensor.required_contact_data_count` holds the largest count of contacts one
+    pair had in a sub-step (the capacity a fixed buffer would need). Forces never depend on the
+    capacity.
 
 Pose (``track_pose``)
     Not supported, as on Newton: with ``track_pose=True`` reading ``pose_w``, ``pos_w`` or
@@ -60,8 +67,10 @@ Pose (``track_pose``)
 
 Time
     The sensor counts physics steps in integers; ``*_air_time``/``*_contact_time`` are
-    ``steps · dt`` in float64, exact after any simulated time. In contact means
-    ``|net normal force| > force_threshold``. ``update_period`` 0 publishes every physics step;
+    ``steps · dt`` computed in float64 (then stored in the buffers' dtype), and
+    ``compute_first_contact``/``compute_first_air`` compare the integer counts, so they stay
+    exact after any simulated time. Forces are summed in float64 and stored in the buffers'
+    dtype. In contact means ``|net normal force| > force_threshold``. ``update_period`` 0 publishes every physics step;
     otherwise an env publishes when ``ceil(update_period/dt − 1e-9)`` steps have passed since it
     last did, and its timers advance by those steps. ``reset(env_ids)`` zeroes forces,
     histories, timers and latches (positions NaN) and the env publishes again at the next step,
@@ -129,7 +138,8 @@ class ContactSensorCfg:
     track_pose: bool = False
     """Pose tracking: not supported (as on Newton); reading the pose then raises NotImplementedError."""
     max_contact_data_count_per_prim: int = 4
-    """Contacts per sensor body and filter column (per sub-step) that ``contact_pos_w`` averages."""
+    """Isaac Lab's capacity of detailed contacts per sensor body and filter column; must be positive
+    for ``track_contact_points`` (as in Isaac Lab). hydro averages every contact whatever it is."""
     force_threshold: float = 1.0
     """N: in contact means |net normal force| > this."""
     debug_vis: bool = False
@@ -140,6 +150,12 @@ class ContactSensorCfg:
     """Shape-level filter columns, matched against partner collider shape paths."""
     exclude_prim_paths_expr: list = field(default_factory=list)
     """Adds one last filter column: every partner except those matching these expressions."""
+    many_to_many_filters: bool = False
+    """hydro's extension: allow filter columns with more than one sensor body per env (Isaac Lab's
+    body-level filtering is many-to-one: one sensor body per env when filters are configured)."""
+    buffer_dtype: str = "float32"
+    """dtype of the float buffers: ``"float32"`` (Isaac Lab's) or ``"float64"`` (for analysis; the sums
+    are float64 either way)."""
 
     def __post_init__(self):
         self.validate()
@@ -161,7 +177,15 @@ class ContactSensorCfg:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise InputError(f"ContactSensorCfg.{name} must be a finite number >= 0, got {v!r}")
-        for name in ("track_air_time", "track_contact_points", "track_friction_forces", "track_pose", "debug_vis"):
+        try:
+            dtype = np.dtype(self.buffer_dtype) if not isinstance(self.buffer_dtype, bool) else None
+        except TypeError:
+            dtype = None
+        if dtype not in (np.float32, np.float64):
+            raise InputError(f"ContactSensorCfg.buffer_dtype must be 'float32' (Isaac Lab's) or 'float64', "
+                             f"got {self.buffer_dtype!r}")
+        for name in ("track_air_time", "track_contact_points", "track_friction_forces", "track_pose", "debug_vis",
+                     "many_to_many_filters"):
             if not isinstance(getattr(self, name), bool):
                 raise InputError(f"ContactSensorCfg.{name} must be True or False, got {getattr(self, name)!r}")
         if self.track_contact_points and self.max_contact_data_count_per_prim < 1:
@@ -279,7 +303,6 @@ class ContactSensor:
                              "exclude_prim_paths_expr)")
         self._period_steps = 0 if cfg.update_period == 0 else max(1, math.ceil(cfg.update_period / self._dt - 1e-9))
         self.required_contact_data_count = 0
-        self._warned_truncation = False
         self._allocate()
 
     # ------------------------------------------------------------------------------------------
@@ -351,6 +374,12 @@ class ContactSensor:
         self._columns = [cs if cs is not None else ca[self._actor_of_shape] for ca, cs in zip(cols_actor, cols_shape)]
         self.filter_names = names
         self._F = len(names)
+        if self._F and S > 1 and not self._shape_level and not cfg.many_to_many_filters:
+            raise InputError(f"ContactSensor: prim_path {cfg.prim_path!r} matches {S} bodies per env "
+                             f"({', '.join(self.body_names)}) but filters are configured: filtered sensors are "
+                             f"many-to-one, as in Isaac Lab (one sensor body per env); define one sensor per body, "
+                             f"sense shapes with sensor_shape_prim_expr, or set ContactSensorCfg.many_to_many_filters="
+                             f"True (hydro's extension)")
 
     def _allocate(self):
         cfg = self.cfg
@@ -383,7 +412,9 @@ class ContactSensor:
 
         d = ContactSensorData(track_pose=cfg.track_pose)
 
-        def buf(shape, dtype=np.float64, fill=0.0):
+        real = np.dtype(cfg.buffer_dtype)
+
+        def buf(shape, dtype=real, fill=0.0):
             return ArrayView.allocate(shape, dtype, device=self.device, fill=fill)
 
         friction = cfg.track_friction_forces
@@ -571,11 +602,12 @@ class ContactSensor:
                 self._acc_mn[f] += weight * rows_sum(elem[m], fn[m], E * S)
                 self._acc_mt[f] += weight * rows_sum(elem[m], ft[m], E * S)
                 if self.cfg.track_contact_points:
-                    kept = self._first_contacts(elem[m])
-                    w = np.linalg.norm(fn[m][kept], axis=1)
-                    e = elem[m][kept]
+                    e = elem[m]
+                    self.required_contact_data_count = max(self.required_contact_data_count,
+                                                           int(np.bincount(e).max()))
+                    w = np.linalg.norm(fn[m], axis=1)
                     self._acc_w[f] += weight * np.bincount(e, weights=w, minlength=E * S)
-                    self._acc_p[f] += weight * rows_sum(e, w[:, None] * frame.point[rows[m][kept]], E * S)
+                    self._acc_p[f] += weight * rows_sum(e, w[:, None] * frame.point[rows[m]], E * S)
         self._acc_n += weight * n_sub
         self._acc_t += weight * t_sub
         # latch: every sub-step counts, whatever the update period
@@ -583,27 +615,6 @@ class ContactSensor:
         total = np.linalg.norm(n_sub + t_sub, axis=1).reshape(E, S)
         self._latch |= normal > self.cfg.force_threshold
         np.maximum(self._peak, total, out=self._peak)
-
-    def _first_contacts(self, elem):
-        """Mask of the first ``max_contact_data_count_per_prim`` contacts of each sensor body in
-        ``elem`` (one filter column, contact order); warns once when some are left out."""
-        cap = int(self.cfg.max_contact_data_count_per_prim)
-        order = np.argsort(elem, kind="stable")
-        sorted_elem = elem[order]
-        first = np.r_[0, np.flatnonzero(sorted_elem[1:] != sorted_elem[:-1]) + 1]
-        counts = np.diff(np.r_[first, len(elem)])
-        rank = np.empty(len(elem), np.int64)
-        rank[order] = np.arange(len(elem)) - np.repeat(first, counts)
-        need = int(counts.max())
-        self.required_contact_data_count = max(self.required_contact_data_count, need)
-        if need > cap and not self._warned_truncation:
-            self._warned_truncation = True
-            warnings.warn(f"ContactSensor {self.cfg.prim_path or self.cfg.sensor_shape_prim_expr!r}: a sensor body had "
-                          f"{need} contacts with one filter in a sub-step but max_contact_data_count_per_prim={cap}; "
-                          f"contact_pos_w averages the first {cap} only (forces are complete). Set "
-                          f"ContactSensorCfg.max_contact_data_count_per_prim >= {need} to keep them all "
-                          f"(required_contact_data_count holds the largest count seen)", RuntimeWarning, stacklevel=4)
-        return rank < cap
 
     def _end_step(self):
         E, S, F = self._E, self._S, self._F

@@ -163,6 +163,7 @@ class Simulation:
         self.step_count = 0
         self.substep_count = 0
         self.last_frame = ContactFrame.empty()
+        self.last_step_frames: tuple = ()  # the last physics step's sub-step frames (rigid_contacts)
         self.last_result = None
         self._scripts: list[KinematicScript] = []
         self._sensors = []
@@ -338,13 +339,27 @@ class Simulation:
         self._sensors.append(sensor)
         return sensor
 
+    def rigid_contacts(self, rigid_contact_max: int | None = None):
+        """The last physics step's contacts in Newton's layout (:class:`~hydro.contact.types.RigidContacts`),
+        ``rigid_contact_force`` filled: world, on shape 0, normal + friction, each sub-step's rows
+        with its force divided by the sub-step count, so a body's forces add up to the step's mean
+        force, as the Isaac Lab sensor reports it (:mod:`hydro.sim.rigid_step`). Points are in
+        the frame of each shape's body at ``state.body_q``. Read it with
+        :func:`hydro.sim.contact_data.launch_contact_data` (or ``rigid_contact_data``)."""
+        from .rigid_step import step_rigid_contacts
+
+        return step_rigid_contacts(self.last_step_frames, self.model, self.state.body_q,
+                                   rigid_contact_max=rigid_contact_max)
+
     def contact_data(self, sensor_bodies, filter_bodies, *, max_contact_data_count: int, dt_scale: float = 1.0,
                      points_in_world_space: bool = False):
-        """Packed per-pair contact data (:func:`hydro.sim.contact_data_packed.pack_contact_data`)
-        of the last sub-step: sensor i is body ``sensor_bodies[i]``, every sensor has the filters
-        ``filter_bodies`` (body indices or paths; −1 is the static world). Forces are normal +
-        friction, on the sensor body."""
-        from .contact_data_packed import pack_contact_data
+        """Per (sensor, filter) pair contact data of the last physics step, the documented
+        ``launchContactData`` on :meth:`rigid_contacts` (:func:`hydro.sim.contact_data.rigid_contact_data`,
+        a :class:`~hydro.sim.contact_data.PairContactData`, arrays (S,F,M,...)): sensor i is body
+        ``sensor_bodies[i]``, every sensor has the filters ``filter_bodies`` (body indices or
+        paths; −1 is the static world). Forces are normal + friction on the sensor body, the
+        step's mean (times ``dt_scale``)."""
+        from .contact_data import rigid_contact_data
 
         B = self.model.body_count
         sensors = self._resolve_bodies(sensor_bodies)
@@ -355,13 +370,11 @@ class Simulation:
         filter_map = np.full((len(sensors), B + 1), -1, np.int32)
         for k, f in enumerate(filters):
             filter_map[:, f] = k
-        fr = self.last_frame
-        return pack_contact_data(self.pipeline.device, contact_count=len(fr), shape0=fr.shape_a, shape1=fr.shape_b,
-                                 points=fr.point, normals=fr.normal, forces=fr.normal_force + fr.friction_force,
-                                 separations=fr.depth, shape_body=self.model.shape_body, body_q=self.state.body_q,
-                                 body_sensor_map=sensor_map, body_filter_map=filter_map, filter_count=len(filters),
-                                 world_body_idx=B, dt_scale=dt_scale, max_contact_data_count=max_contact_data_count,
-                                 points_in_world_space=points_in_world_space)
+        return rigid_contact_data(self.rigid_contacts(), shape_body=self.model.shape_body, body_q=self.state.body_q,
+                                  body_sensor_map=sensor_map, body_filter_map=filter_map, filter_count=len(filters),
+                                  world_body_idx=B, num_bodies=B + 1, dt_scale=dt_scale,
+                                  max_contact_data_count=max_contact_data_count,
+                                  points_in_world_space=points_in_world_space)
 
     # ------------------------------------------------------------------------------------------
     def reset(self, env_ids=None) -> None:
@@ -379,6 +392,7 @@ class Simulation:
         self.state.body_q[sel] = m.body_q0[sel]
         self.state.body_qd[sel] = m.body_qd0[sel]
         self.last_frame = self.last_frame.without_envs(envs)
+        self.last_step_frames = tuple(f.without_envs(envs) for f in self.last_step_frames)
         for s in self._sensors:
             s.reset(envs)
 
@@ -394,6 +408,7 @@ class Simulation:
         sensor the step's contacts (:mod:`hydro.sim.sensing`)."""
         self._follow_active_config()
         frames = tuple(self._substep() for _ in range(self.substeps))
+        self.last_step_frames = frames
         self.step_count += 1
         for s in self._sensors:
             s.on_step(frames, self.state, self.step_count, self.dt)

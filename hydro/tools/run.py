@@ -69,7 +69,8 @@ def body_sensors(sim: Simulation):
         if len(members) != E or (kind == "global" and E > 1):
             continue  # not one body per env (a body outside /World/envs lives in env 0 only)
         expr = "{ENV_REGEX_NS}" + re.escape(rel) if kind == "env" else re.escape(rel)
-        sensor = sim.add_sensor(ContactSensorCfg(prim_path=expr, track_air_time=True, track_friction_forces=True))
+        sensor = sim.add_sensor(ContactSensorCfg(prim_path=expr, track_air_time=True, track_friction_forces=True,
+                                                 buffer_dtype="float64"))  # for analysis: the sums as they are
         name = relative_name(sim.model.body_path[members[0]])
         out.append((name, sensor))
     return out

@@ -62,17 +62,19 @@ def main(steps: int = 60, dt: float = 1.0 / 60.0, scene: str | None = None, log=
     sim.set_kinematic_script(fingers, [(0.0, start), (0.2, start), (0.7, lifted)])
 
     # -- 1. one sensor on both fingers, filtered by the box -------------------------------------
-    # prim_path matches two bodies per env (S = 2); the filter gives one column (F = 1).
+    # prim_path matches two bodies per env (S = 2); the filter gives one column (F = 1). Isaac Lab's
+    # filtered sensors are many-to-one (one sensor per finger there): many_to_many_filters is hydro's extension.
     finger_sensor = sim.add_sensor(ContactSensorCfg(
         prim_path="{ENV_REGEX_NS}/Gripper/.*Finger",
         filter_prim_paths_expr=["{ENV_REGEX_NS}/Box"],
         history_length=4,          # the last 4 physics steps, newest first
         track_air_time=True,       # contact / air timers
         track_contact_points=True,  # centre of pressure per (finger, filter) ...
-        max_contact_data_count_per_prim=256,  # ... over up to 256 contacts per sub-step (more: a warning)
+        max_contact_data_count_per_prim=256,  # Isaac Lab's capacity (hydro averages every contact)
         track_friction_forces=True,  # the friction buffers (the totals include friction anyway)
         force_threshold=0.1,       # N: "in contact" above this normal force
         debug_vis=True,            # the viewer draws markers and arrows; the data is unchanged
+        many_to_many_filters=True,  # two sensor bodies with a filter (hydro's extension)
     ))
     left, _ = finger_sensor.find_bodies("LeftFinger")
     right, _ = finger_sensor.find_bodies("RightFinger")
