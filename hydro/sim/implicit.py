@@ -404,7 +404,10 @@ def implicit_step(h, gravity, zeta, sigma, tol, max_iter,
         else:
             tau = 0.0
         rn[j] = 1.0 / (h * c * (h + tau))
-        vhat[j] = (-float(c_depth[k]) - pair_offset[pr]) / (h + tau)
+        x0 = -float(c_depth[k])
+        if x0 > 0.0:  # the overlap left alone: every overlapping contact still resists approach
+            x0 = max(0.0, x0 - pair_offset[pr])
+        vhat[j] = x0 / (h + tau)
         rt[j] = sigma * wdiag[j] if wdiag[j] > 0.0 else sigma * rn[j]
     # -- islands: dynamic bodies joined by contacts --------------------------------------------
     parent = np.arange(B)
@@ -651,7 +654,7 @@ def implicit_step(h, gravity, zeta, sigma, tol, max_iter,
                     q2 += 0.5 * da * (ma + dg[6 * i + a] * da)
             alpha = 1.0
             d1 = _slope_at(1.0, q1, q2, nc, corder, c0, vc, dvc, rt, rn, vhat, rho, g3, G)
-            if d1 > 0.0:
+            if d1 > 1e-9 * -slope:  # (a quadratic: the full step, up to rounding)
                 lo, dlo = 0.0, slope
                 hi, dhi = 1.0, d1
                 side = 0
@@ -660,7 +663,7 @@ def implicit_step(h, gravity, zeta, sigma, tol, max_iter,
                     if not (lo < alpha < hi):
                         alpha = 0.5 * (lo + hi)
                     da_ = _slope_at(alpha, q1, q2, nc, corder, c0, vc, dvc, rt, rn, vhat, rho, g3, G)
-                    if abs(da_) <= 1e-6 * -slope:
+                    if abs(da_) <= 1e-9 * -slope:
                         break
                     if da_ < 0.0:
                         lo, dlo = alpha, da_

@@ -89,6 +89,10 @@ from .kinematics import KinematicScript, kinematic_targets, quat_exp
 from .implicit import LEVER_CAPSULE, LEVER_SPHERE, STAT_FIELDS, implicit_step
 from .sensing import ContactFrame, rows_sum
 
+#: m/s: a new contact whose overlap still grows faster than this is an impact being stopped
+#: (module docstring, "New contacts").
+IMPACT_SPEED = 0.01
+
 #: The solvers :class:`Simulation` offers (module docstring).
 SOLVERS = ("implicit", "explicit")
 
@@ -194,7 +198,7 @@ class Simulation:
         self.solver_stats = dict.fromkeys(STAT_FIELDS, 0)
         self._buffers = None
         self.recovery_time = number(recovery_time, "recovery_time", minimum=0.0, unit="s")
-        self._touching = (np.zeros(0, np.int64), np.zeros(0))
+        self._touching = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
         self._authored_envs = np.arange(-1, model.num_envs)
 
     # ------------------------------------------------------------------------------------------
@@ -629,7 +633,8 @@ class Simulation:
         used = np.unique(c.pair[idx]).astype(np.int64)
         keys = result.pair_shape_a[used].astype(np.int64) * S + result.pair_shape_b[used]
         order = np.argsort(keys)
-        self._touching = (keys[order], offset[used][order] * math.exp(-h / self.recovery_time))
+        self._touching = (keys[order], offset[used][order] * math.exp(-h / self.recovery_time),
+                          self._deepest[used][order])
         return frame
 
     def _pair_offsets(self, c, result, h) -> np.ndarray:
@@ -638,18 +643,25 @@ class Simulation:
         deepest overlap it was found with, which then fades with ``recovery_time``."""
         n_pairs = len(result.pair_shape_a)
         off = np.zeros(n_pairs)
+        self._deepest = np.zeros(n_pairs)
         if n_pairs == 0 or self.recovery_time == 0.0:
             return off
         S = self.model.shape_count
         keys = result.pair_shape_a.astype(np.int64) * S + result.pair_shape_b
-        prev_keys, prev_off = self._touching
+        prev_keys, prev_off, prev_deep = self._touching
         at = np.searchsorted(prev_keys, keys)
         at = np.minimum(at, max(len(prev_keys) - 1, 0))
         known = (len(prev_keys) > 0) & (prev_keys[at] == keys) if len(prev_keys) else np.zeros(n_pairs, bool)
         off[known] = prev_off[at[known]]
-        deepest = np.zeros(n_pairs)
+        deepest = self._deepest = np.zeros(n_pairs)
         live = c.stiffness > 0.0
         np.maximum.at(deepest, c.pair[live].astype(np.int64), -c.depth[live].astype(float))
+        # an impact goes on sinking for a step or two while it is stopped: overlap gained faster
+        # than IMPACT_SPEED is left alone too (a load settling slower is not)
+        grow = np.zeros(n_pairs)
+        grow[known] = deepest[known] - prev_deep[at[known]]
+        fast = known & (grow > IMPACT_SPEED * h) & (off > 0.0)
+        off[fast] += grow[fast]
         new = ~known
         if self._authored_envs is not None:  # the first step after a (re)start: its overlaps are meant
             pair_env = np.full(n_pairs, -1, np.int64)
