@@ -247,3 +247,19 @@ def test_a_pd_target_pulls_a_body_to_its_pose_on_the_driven_axes_only():
     sim.clear_pd_target()
     with pytest.raises(InputError, match="set_pd_target needs solver='implicit'"):
         _free_body(solver="explicit").set_pd_target(0, stiffness=1.0)
+
+
+def test_the_force_grasp_example_lifts_the_box():
+    import re
+
+    from hydro.tools.examples import EXAMPLES
+    from hydro.tools.examples.force_grasp import main
+
+    assert "force-grasp" in EXAMPLES
+    lines = []
+    assert main(steps=150, log=lines.append) == 0
+    last = lines[-1]
+    assert last.startswith("box weight") and "the box rose" in last
+    weight, carried = (float(v) for v in re.findall(r"(\d+\.\d+) N", last))
+    assert abs(carried - weight) < 0.01 * weight  # the fingers' friction carries it
+    assert float(last.split("rose ")[1].split(" mm")[0]) > 15.0  # lifted with the fingers (0.1 s in, 2 cm up)

@@ -719,3 +719,96 @@ def implicit_step(h, gravity, zeta, sigma, tol, max_iter,
     stats[2] = n_isl
     stats[3] = failed
     stats[4] = K
+
+
+@cpu_jit
+def shape_world_poses(body_q, shape_body, shape_local_pose, out):
+    """(S,7) world poses of the shapes into ``out``: body pose ∘ local pose (static shapes: their
+    local pose is their world pose). The compiled twin of ``Model.shape_world_poses``."""
+    for s in range(shape_body.shape[0]):
+        b = shape_body[s]
+        if b < 0:
+            for a in range(7):
+                out[s, a] = shape_local_pose[s, a]
+            continue
+        R = _quat_to_matrix(body_q[b, 3:7])
+        lp = shape_local_pose[s]
+        for a in range(3):
+            out[s, a] = body_q[b, a] + R[a, 0] * lp[0] + R[a, 1] * lp[1] + R[a, 2] * lp[2]
+        x1, y1, z1, w1 = body_q[b, 3], body_q[b, 4], body_q[b, 5], body_q[b, 6]
+        x2, y2, z2, w2 = lp[3], lp[4], lp[5], lp[6]
+        out[s, 3] = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
+        out[s, 4] = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
+        out[s, 5] = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
+        out[s, 6] = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
+
+
+@cpu_jit
+def pair_offsets(pair_a, pair_b, n_shapes, c_pair, c_stiff, c_depth, c_env, prev_keys, prev_off, prev_deep,
+                 authored, impact_step, off, deepest):
+    """Per pair of this collide call, the overlap its spring leaves alone (``off``, m) and its
+    deepest overlap (``deepest``, m) — :class:`~hydro.sim.simulation.Simulation`'s "New contacts".
+    ``prev_*``: the pairs that carried force the step before (keys a·S + b, sorted), their offsets
+    (already faded) and deepest overlaps; ``authored`` (E+1,) bool by env + 1: envs whose
+    overlaps are meant (the first step after a start or reset); ``impact_step`` (m): overlap
+    gained in one step beyond which a known pair is still being stopped."""
+    P = pair_a.shape[0]
+    pair_env = np.full(P, -1, np.int64)
+    for p in range(P):
+        off[p] = 0.0
+        deepest[p] = 0.0
+    for k in range(c_pair.shape[0]):
+        p = c_pair[k]
+        pair_env[p] = c_env[k]
+        if c_stiff[k] > 0.0 and -c_depth[k] > deepest[p]:
+            deepest[p] = -c_depth[k]
+    n_prev = prev_keys.shape[0]
+    for p in range(P):
+        key = np.int64(pair_a[p]) * n_shapes + pair_b[p]
+        lo = 0
+        hi = n_prev
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if prev_keys[mid] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n_prev and prev_keys[lo] == key:
+            off[p] = prev_off[lo]
+            grow = deepest[p] - prev_deep[lo]
+            if grow > impact_step and off[p] > 0.0:
+                off[p] += grow
+        elif not authored[pair_env[p] + 1]:
+            off[p] = deepest[p]
+
+
+@cpu_jit
+def touching_pairs(pair_a, pair_b, n_shapes, c_pair, gn, off, deepest, fade):
+    """The pairs that carried force this step (some contact with γn > 0): sorted keys a·S + b,
+    their offsets times ``fade`` and their deepest overlaps (the next step's ``prev_*``)."""
+    P = pair_a.shape[0]
+    used = np.zeros(P, np.bool_)
+    for k in range(c_pair.shape[0]):
+        if gn[k] > 0.0:
+            used[c_pair[k]] = True
+    n = 0
+    for p in range(P):
+        if used[p]:
+            n += 1
+    keys = np.empty(n, np.int64)
+    idx = np.empty(n, np.int64)
+    n = 0
+    for p in range(P):
+        if used[p]:
+            keys[n] = np.int64(pair_a[p]) * n_shapes + pair_b[p]
+            idx[n] = p
+            n += 1
+    order = np.argsort(keys)
+    out_keys = np.empty(n, np.int64)
+    out_off = np.empty(n)
+    out_deep = np.empty(n)
+    for i in range(n):
+        out_keys[i] = keys[order[i]]
+        out_off[i] = off[idx[order[i]]] * fade
+        out_deep[i] = deepest[idx[order[i]]]
+    return out_keys, out_off, out_deep

@@ -1,16 +1,61 @@
-"""A small penalty solver for experiments: rigid bodies stepped through hydroelastic and point contact.
+"""A small solver for experiments: rigid bodies stepped through hydroelastic and point contact.
 
 :class:`Simulation` loads a scene (a USD path or a :class:`~hydro.scene.model.Model`), calls the
-contact pipeline once per sub-step and integrates the bodies with semi-implicit Euler. It is
-meant for reading forces the way a robot-learning simulator reports them (``hydro.sim.sensors``,
-``hydro.sim.embodichain``), not as a product of its own.
+contact pipeline once per step and moves the bodies. It is meant for reading forces the way a
+robot-learning simulator reports them (``hydro.sim.sensors``, ``hydro.sim.embodichain``) and for
+scripted experiments (kinematic scripts, :meth:`Simulation.apply_force`, PD targets), not as a
+product of its own.
+
+Two solvers (``solver=``)
+    ``"implicit"`` (default): one convex problem over the bodies' velocities per physics step,
+    solved by Newton's method in compiled code (:mod:`hydro.sim.implicit`, where the model is
+    written out): regularised compliant contact per contact (c = the contact's stiffness, its
+    depth, normal and point), the spring taken at the end of the step and a Kelvin–Voigt damper,
+    Coulomb friction per contact (each contact's friction opposes its own slip). It is stable at
+    any step for any stiffness, so ``substeps="auto"`` is 1: a 1–16 ms step needs no sub-steps
+    at hydro's shipped stiffnesses. ``"explicit"``: the penalty solver below, kept for comparison:
+    forces from the start of each sub-step, as many sub-steps as the stiffness needs.
 
 Time
     ``dt`` is the physics step: sensors sample once per physics step. Each step is split into
-    ``substeps`` solver sub-steps of ``h = dt / substeps``; the clock counts steps in integers
-    (``sim.time = step_count · dt``), so nothing drifts after long runs.
+    ``substeps`` solver sub-steps of ``h = dt / substeps`` (the implicit solver: 1 unless given);
+    the clock counts steps in integers (``sim.time = step_count · dt``), so nothing drifts after
+    long runs.
 
-One sub-step
+One implicit step
+    1. Kinematic bodies take their scripted pose (below); the shapes' world poses are composed
+       in compiled code and the pipeline collides them (one call).
+    2. :func:`hydro.sim.implicit.implicit_step`: per contact with stiffness c > 0 the impulse
+       γn = h·c·max(0, x − (h + τ)·vn) (x the overlap, vn the normal velocity at the end of the
+       step, τ = b/c the damping time: a point contact's authored ``contactDamping`` b, else the
+       pair's damping ratio ζ: τ = 2ζ·sqrt(m_eff/C), C = Σ c of the pair) and friction within
+       μ·γn (μ the mean of the two shapes' dynamic coefficients), sticking within a tiny
+       regularisation (``friction_regularization``); contacts within 45° of their pair's mean
+       normal act along it (the rim band of a flat patch does not brake or spin a sliding body),
+       a sphere's or capsule's normal force acts through its centre or axis (no rolling
+       resistance from the linearisation); external forces, gravity, gyroscopic torque and the
+       PD drives enter the same problem. Newton iterations until the momentum balance holds to
+       ``newton_tolerance``; then positions (centre of mass by h·v, orientation by the exact
+       rotation of h·ω). :attr:`Simulation.solver_stats` reports the iterations.
+    3. The contacts that carried force become the step's :class:`ContactFrame` (normal force
+       along the normal the solver used, friction tangential to the pair) and go to the sensors.
+
+New contacts (implicit solver)
+    Hydroelastic contact starts at touch, so a falling body is found already overlapping by up
+    to its speed times dt. A pair that carried no force the step before does not push that
+    overlap back at once (that would throw the body off: a bounce): the deepest overlap it is
+    found with, plus what it still gains while the impact is stopped (faster than
+    ``IMPACT_SPEED``), is released over ``recovery_time`` (default 20 ms; 0 turns this off). The
+    contacts' damping stops the approach meanwhile, so a dropped body comes to rest without
+    rebounding (tested at dt = 1 ms and 1/60 s, k = 1e10). The poses a simulation starts or is
+    reset with are meant as they are: their overlaps push from the first step.
+
+Control inputs
+    :meth:`Simulation.apply_force` (force, torque, point; one step or persistent, one row per
+    body or env), :meth:`Simulation.set_pd_target` (implicit PD drives toward a pose, per axis),
+    :meth:`Simulation.set_kinematic_script` (scripted poses of kinematic bodies).
+
+One explicit sub-step (``solver="explicit"``)
     1. Kinematic bodies take their scripted pose at t (a callback ``(t) -> poses`` or a keyframe
        list, see :meth:`Simulation.set_kinematic_script` and :mod:`hydro.sim.kinematics`) with
        the velocity that reaches the pose at t + h; unscripted kinematic bodies move with their
@@ -38,7 +83,7 @@ One sub-step
     6. Positions: the centre of mass moves by h·v, the orientation by the exact rotation of
        h·ω (quaternion exponential).
 
-Stable sub-step (``substeps="auto"``)
+Stable sub-step (explicit solver, ``substeps="auto"``)
     Hydroelastic contact is stiff: with C the contact stiffness a body feels and m its mass,
     ω = sqrt(C/m) and semi-implicit Euler with damping ratio ζ is stable only for
     ``h·ω < a(ζ) = min(1/ζ, 2(sqrt(ζ²+1) − ζ))`` (2 undamped, 0.83 at ζ = 1). ``"auto"`` bounds
@@ -64,8 +109,8 @@ Sensors
     step's contacts, the state, the step index and dt (``on_step``, :mod:`hydro.sim.sensing`),
     and ``reset`` resets it with the envs. A sensor never reads the simulation back.
 
-(A little over 500 lines: the sub-step is one function on purpose, so the force law, friction
-and integration read in order; friction and kinematics already live in their own modules.)
+(The explicit sub-step is one function on purpose, so the force law, friction and integration
+read in order; the implicit solver, friction and kinematics live in their own modules.)
 """
 
 from __future__ import annotations
@@ -86,7 +131,8 @@ from ..scene.model import DEFAULT_ENV_SPACING, Model, State
 from ..transforms import quat_mul, quat_normalize, quat_rotate, quat_to_matrix
 from .friction import solve_friction
 from .kinematics import KinematicScript, kinematic_targets, quat_exp
-from .implicit import LEVER_CAPSULE, LEVER_SPHERE, STAT_FIELDS, implicit_step
+from .implicit import (LEVER_CAPSULE, LEVER_SPHERE, STAT_FIELDS, implicit_step, pair_offsets, shape_world_poses,
+                       touching_pairs)
 from .sensing import ContactFrame, rows_sum
 
 #: m/s: a new contact whose overlap still grows faster than this is an impact being stopped
@@ -129,9 +175,13 @@ class Simulation:
     ``PhysicsScene``) or a :class:`~hydro.scene.model.Model` (gravity ``DEFAULT_GRAVITY`` unless
     given). ``dt`` (s): the physics step. ``substeps``: ``"auto"`` or a positive integer.
     ``config``: a ``NewtonConfig``, ``CollisionConfig`` or ``HydroelasticConfig`` (default: follow
-    the active one, see "Runtime configuration"). ``damping_ratio`` ζ of the normal contact damping; ``friction_iterations``
-    the active-set rounds of the friction solve; ``stability_margin`` the fraction of the critical
-    sub-step ``"auto"`` aims for.
+    the active one, see "Runtime configuration"). ``solver``: ``"implicit"`` (default) or
+    ``"explicit"`` (module docstring). ``damping_ratio`` ζ of the normal contact damping (1:
+    critically damped). Implicit solver: ``friction_regularization`` σ (a sticking contact
+    creeps at most σ·w·γt, w its Delassus diagonal), ``newton_tolerance`` and
+    ``newton_iterations``, ``recovery_time`` (s, "New contacts"). Explicit solver:
+    ``friction_iterations`` the active-set rounds of the friction solve; ``stability_margin``
+    the fraction of the critical sub-step ``"auto"`` aims for.
     """
 
     def __init__(self, scene, *, num_envs: int = 1, env_spacing: float = DEFAULT_ENV_SPACING, dt: float = 1.0 / 60.0,
@@ -277,6 +327,8 @@ class Simulation:
                 for i, z in enumerate((-0.5 * g.height, 0.5 * g.height)):
                     self.shape_lever_pts[s, i] = pose[:3] + quat_rotate(pose[3:], np.array([0.0, 0.0, z]))
         self.shape_mu = np.ascontiguousarray(np.asarray(m.shape_friction, dtype=float)[:, 1])
+        self._shape_local_pose = np.ascontiguousarray(m.shape_local_pose, dtype=float)
+        self._shape_poses = np.empty((S, 7))
 
     def _choose_substeps(self, substeps, margin) -> StabilityReport:
         m = self.model
@@ -595,7 +647,9 @@ class Simulation:
         h = self.substep_dt
         t = self.substep_count * h
         targets = kinematic_targets(self._scripts, self.state, self.body_com_local, t, h)
-        result = self.pipeline.collide(m.shape_world_poses(self.state))
+        poses = self._shape_poses
+        shape_world_poses(self.state.body_q, self.shape_body, self._shape_local_pose, poses)
+        result = self.pipeline.collide(poses)
         self.last_result = result
         c = result.contacts
         n = len(c)
@@ -629,46 +683,26 @@ class Simulation:
                              kind=c.kind[idx].astype(np.int32))
         self.last_frame = frame
         # the pairs that carried force, for the next step's new-contact rule
-        S = self.model.shape_count
-        used = np.unique(c.pair[idx]).astype(np.int64)
-        keys = result.pair_shape_a[used].astype(np.int64) * S + result.pair_shape_b[used]
-        order = np.argsort(keys)
-        self._touching = (keys[order], offset[used][order] * math.exp(-h / self.recovery_time),
-                          self._deepest[used][order])
+        if self.recovery_time > 0.0:
+            self._touching = touching_pairs(result.pair_shape_a, result.pair_shape_b, m.shape_count, c.pair, gn,
+                                            offset, self._deepest, math.exp(-h / self.recovery_time))
         return frame
 
     def _pair_offsets(self, c, result, h) -> np.ndarray:
-        """m, per pair of this collide call: the overlap its spring leaves alone (see the module
-        docstring, "New contacts"): a pair that carried no force the step before starts with the
-        deepest overlap it was found with, which then fades with ``recovery_time``."""
+        """m, per pair of this collide call: the overlap its spring leaves alone (module
+        docstring, "New contacts"; :func:`hydro.sim.implicit.pair_offsets`)."""
         n_pairs = len(result.pair_shape_a)
         off = np.zeros(n_pairs)
         self._deepest = np.zeros(n_pairs)
         if n_pairs == 0 or self.recovery_time == 0.0:
             return off
-        S = self.model.shape_count
-        keys = result.pair_shape_a.astype(np.int64) * S + result.pair_shape_b
-        prev_keys, prev_off, prev_deep = self._touching
-        at = np.searchsorted(prev_keys, keys)
-        at = np.minimum(at, max(len(prev_keys) - 1, 0))
-        known = (len(prev_keys) > 0) & (prev_keys[at] == keys) if len(prev_keys) else np.zeros(n_pairs, bool)
-        off[known] = prev_off[at[known]]
-        deepest = self._deepest = np.zeros(n_pairs)
-        live = c.stiffness > 0.0
-        np.maximum.at(deepest, c.pair[live].astype(np.int64), -c.depth[live].astype(float))
-        # an impact goes on sinking for a step or two while it is stopped: overlap gained faster
-        # than IMPACT_SPEED is left alone too (a load settling slower is not)
-        grow = np.zeros(n_pairs)
-        grow[known] = deepest[known] - prev_deep[at[known]]
-        fast = known & (grow > IMPACT_SPEED * h) & (off > 0.0)
-        off[fast] += grow[fast]
-        new = ~known
+        authored = np.zeros(self.model.num_envs + 1, np.bool_)
         if self._authored_envs is not None:  # the first step after a (re)start: its overlaps are meant
-            pair_env = np.full(n_pairs, -1, np.int64)
-            pair_env[c.pair.astype(np.int64)] = c.env
-            new &= ~np.isin(pair_env, self._authored_envs)
+            authored[np.asarray(self._authored_envs, np.int64) + 1] = True
             self._authored_envs = None
-        off[new] = deepest[new]
+        prev_keys, prev_off, prev_deep = self._touching
+        pair_offsets(result.pair_shape_a, result.pair_shape_b, self.model.shape_count, c.pair, c.stiffness, c.depth,
+                     c.env, prev_keys, prev_off, prev_deep, authored, IMPACT_SPEED * h, off, self._deepest)
         return off
 
     def _substep(self) -> ContactFrame:

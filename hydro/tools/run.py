@@ -1,4 +1,4 @@
-"""``hydro run``: step a scene with the built-in solver and record what its sensors read.
+"""``hydro run``: step a scene with the built-in (implicit) solver and record what its sensors read.
 
 Every body gets a :class:`~hydro.sim.sensors.ContactSensor` (one per env-relative body path, with
 air/contact times), so a scene needs no sensor definitions. Written to ``DIR``:
@@ -84,7 +84,7 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
     ft = np.zeros((steps, E, K, 3))
     touching = np.zeros((steps, E, K), dtype=bool)
     log(f"scene        {scene}: {B} bodies, {m.shape_count} shapes, {E} env(s); dt {sim.dt:g} s x {steps} steps, "
-        f"{sim.substeps} sub-steps each ({'auto' if sim.stability.auto else 'given'})")
+        f"{sim.solver} solver, {sim.substeps} sub-step(s) each ({'auto' if sim.stability.auto else 'given'})")
     for message in support_warnings(m, sim.gravity):
         warnings.warn(message, HydroWarning, stacklevel=2)
     # steps done, rate and ETA: a widget in notebooks, a line redrawn on a terminal, about every
