@@ -263,3 +263,40 @@ def test_the_force_grasp_example_lifts_the_box():
     weight, carried = (float(v) for v in re.findall(r"(\d+\.\d+) N", last))
     assert abs(carried - weight) < 0.01 * weight  # the fingers' friction carries it
     assert float(last.split("rose ")[1].split(" mm")[0]) > 15.0  # lifted with the fingers (0.1 s in, 2 cm up)
+
+
+def test_kinematic_fingers_sliding_up_a_cube_pull_it_straight_up_with_mu_times_their_grip():
+    # the issue's case: a cube on the ground squeezed by two kinematic fingers below the holding
+    # force (2μF_n ≈ 0.9·m·g) that slide up past it. Each pad's friction must oppose its own slip
+    # (+z on the cube), not point sideways; the cube stays on the ground, level.
+    mu, mass = 0.5, 0.2
+    sdf = SDFSettings(max_resolution=16)
+    b = ModelBuilder()
+    b.add_shape("/World/Ground", Box((0.3, 0.3, 0.1)), local_pose=[0, 0, -0.05, 0, 0, 0, 1], hydroelastic=True,
+                stiffness=1e8, sdf=SDFSettings(max_resolution=32), static_friction=mu, dynamic_friction=mu)
+    cube = b.add_body("/World/Cube", [0, 0, 0.025, 0, 0, 0, 1], mass=mass)
+    b.add_shape("/World/Cube/c", Box((0.05, 0.05, 0.05)), body=cube, hydroelastic=True, stiffness=1e7, sdf=sdf,
+                static_friction=mu, dynamic_friction=mu)
+    overlap = 0.00026  # F_n ≈ 0.9·m·g/(2μ) ≈ 1.8 N per finger (measured below)
+    for name, x in (("Left", -(0.035 - overlap)), ("Right", 0.035 - overlap)):
+        f = b.add_body(f"/World/{name}", [x, 0, 0.03, 0, 0, 0, 1], kinematic=True)
+        b.add_shape(f"/World/{name}/c", Box((0.02, 0.04, 0.04)), body=f, hydroelastic=True, stiffness=1e7, sdf=sdf,
+                    static_friction=mu, dynamic_friction=mu)
+    sim = Simulation(b.finalize(), dt=2e-3)
+    fingers = sim.find_bodies("/World/(Left|Right)")
+    start = sim.state.body_q[fingers].copy()
+    up = start.copy()
+    up[:, 2] += 0.01
+    sim.set_kinematic_script(fingers, [(0.0, start), (0.2, up)])  # 5 cm/s up
+    sim.update(60)
+    f = sim.last_frame
+    pads = (f.body_a >= 1) | (f.body_b >= 1)
+    sign = np.where(f.body_b == 0, 1.0, -1.0)[pads, None]  # force on the cube
+    friction = (sign * f.friction_force[pads]).sum(axis=0)
+    grip = np.abs(f.normal_force[pads][:, 0]).sum()
+    assert 0.8 * mass * G < 2 * mu * 0.5 * grip < mass * G  # below the holding force
+    assert friction[2] == pytest.approx(mu * grip, rel=0.01)  # μ·F_n per pad, up
+    assert np.hypot(friction[0], friction[1]) < 1e-3 * friction[2]  # not sideways
+    q = sim.state.body_q[0]
+    assert abs(q[2] - 0.025) < 5e-5  # on the ground (it sinks a little), not lifted
+    assert 2 * math.degrees(math.acos(min(1.0, abs(q[6])))) < 0.1  # level
