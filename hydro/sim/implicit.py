@@ -764,6 +764,8 @@ def pair_offsets(pair_a, pair_b, n_shapes, c_pair, c_stiff, c_depth, c_env, prev
             deepest[p] = -c_depth[k]
     n_prev = prev_keys.shape[0]
     for p in range(P):
+        if authored[pair_env[p] + 1]:
+            continue  # a start or reset pose: its overlaps push at once
         key = np.int64(pair_a[p]) * n_shapes + pair_b[p]
         lo = 0
         hi = n_prev
@@ -778,7 +780,7 @@ def pair_offsets(pair_a, pair_b, n_shapes, c_pair, c_stiff, c_depth, c_env, prev
             grow = deepest[p] - prev_deep[lo]
             if grow > impact_step and off[p] > 0.0:
                 off[p] += grow
-        elif not authored[pair_env[p] + 1]:
+        else:
             off[p] = deepest[p]
 
 
