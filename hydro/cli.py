@@ -246,7 +246,8 @@ def _plugin_commands():
 def _cmd_run(args) -> int:
     from .tools.run import run_scene
 
-    run_scene(args.scene, steps=args.steps, dt=args.dt, num_envs=args.num_envs, out_dir=args.out, device=args.device)
+    run_scene(args.scene, steps=args.steps, dt=args.dt, num_envs=args.num_envs, out_dir=args.out, device=args.device,
+              solver=args.solver)
     return 0
 
 
@@ -295,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                                    "E times")
     r.add_argument("--out", metavar="DIR", help="output folder (default out/<scene name>)")
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    r.add_argument("--solver", default="implicit", choices=["implicit", "explicit"],
+                   help="implicit (default: one solve per step) or explicit (the penalty solver's sub-steps)")
     r.set_defaults(func=_cmd_run)
 
     from .tools.examples import EXAMPLES

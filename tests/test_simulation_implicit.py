@@ -300,3 +300,12 @@ def test_kinematic_fingers_sliding_up_a_cube_pull_it_straight_up_with_mu_times_t
     q = sim.state.body_q[0]
     assert abs(q[2] - 0.025) < 5e-5  # on the ground (it sinks a little), not lifted
     assert 2 * math.degrees(math.acos(min(1.0, abs(q[6])))) < 0.1  # level
+
+
+def test_a_solve_cut_short_says_so_once():
+    sim = Simulation(box_on_ground(height=0.002), dt=1 / 60, newton_iterations=1, newton_tolerance=1e-15)
+    with pytest.warns(RuntimeWarning, match="raise newton_iterations"):
+        sim.update(20)
+    assert sim.solver_stats["not_converged"] >= 0
+    with pytest.raises(InputError, match="solver must be one of 'implicit', 'explicit'"):
+        Simulation(box_on_ground(), solver="sap")

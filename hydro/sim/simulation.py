@@ -246,6 +246,7 @@ class Simulation:
         self._pd_pose[:, 6] = 1.0
         self._pd_vel = np.zeros((B, 6))
         self.solver_stats = dict.fromkeys(STAT_FIELDS, 0)
+        self._warned_newton = False
         self._buffers = None
         self.recovery_time = number(recovery_time, "recovery_time", minimum=0.0, unit="s")
         self._touching = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
@@ -669,6 +670,12 @@ class Simulation:
                       self.shape_mu, c.point, c.normal, c.depth, c.stiffness, c.damping, c.kind, c.shape_a,
                       c.shape_b, c.pair, len(result.pair_shape_a), offset, CONTACT_POINT, fn, ft, gn, nrm_used, stats)
         self.solver_stats = dict(zip(STAT_FIELDS, (int(x) for x in stats)))
+        if stats[3] and not self._warned_newton:
+            self._warned_newton = True
+            warnings.warn(f"step {self.step_count + 1}: the implicit solve of {int(stats[3])} island(s) of bodies did "
+                          f"not reach newton_tolerance={self.newton_tolerance:g} in newton_iterations="
+                          f"{self.newton_iterations} (raise newton_iterations; the step kept its last iterate)",
+                          RuntimeWarning, stacklevel=3)
         if targets is not None:
             ids, nxt = targets
             q[ids] = nxt

@@ -65,14 +65,15 @@ def body_sensors(sim: Simulation):
 
 
 def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, out_dir=None, device="cpu",
-              stream=None, log=print) -> dict:
+              stream=None, log=print, solver: str = "implicit") -> dict:
     """Run ``steps`` physics steps of ``scene`` and write the files of the module docstring into
     ``out_dir`` (default ``out/<scene name>``); returns ``{name: path}`` of what was written.
-    Warnings (:class:`~hydro.errors.HydroWarning`) say when bodies fall off their ground."""
+    Warnings (:class:`~hydro.errors.HydroWarning`) say when bodies fall off their ground. ``solver``:
+    :class:`~hydro.sim.simulation.Simulation`'s (``"implicit"`` or ``"explicit"``)."""
     steps = integer(steps, "steps", minimum=1)
     out_dir = output_folder(out_dir or os.path.join("out", os.path.splitext(os.path.basename(os.fspath(scene)))[0]),
                             option="out_dir")
-    sim = Simulation(scene, num_envs=num_envs, dt=dt, device=device)
+    sim = Simulation(scene, num_envs=num_envs, dt=dt, device=device, solver=solver)
     sensors = body_sensors(sim)
     names = [n for n, _ in sensors]
     m = sim.model
