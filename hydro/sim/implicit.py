@@ -10,23 +10,25 @@ Unknowns
     velocity, static shapes not at all.
 
 Per contact i (one row of the pipeline's table with stiffness c > 0)
-    A frame (t1, t2, n), n from shape A toward B; the contact velocity vc = J·v (slip in t1, t2
-    and the normal velocity vn, B relative to A). The normal impulse is linearly implicit
-    regularised compliant contact:
+    A frame (t1, t2, n), n from shape A toward B — the pair's mean normal Σc·n/|Σc·n| when the
+    contact's own normal is within 45° of it (:data:`PAIR_NORMAL_COS`), else its own; the contact
+    velocity vc = J·v (slip along t1, t2 and the normal velocity vn, B relative to A). The normal
+    impulse is linearly implicit regularised compliant contact:
 
-        γn = h·c·max(0, x0 − (h + τ)·vn),   x0 = −depth (penetration),  τ = b/c
+        γn = h·c·max(0, x − (h + τ)·vn),   x = −depth (an overlap less its pair's ``pair_offset``, >= 0),  τ = b/c
 
-    (the spring at the end of the step, and a Kelvin–Voigt damper of damping time τ). Friction
-    is a regularised Coulomb cone ‖γt‖ <= μ·γn with the pair's dynamic coefficient μ (the mean
-    of the two shapes'); within the cone the contact sticks with a tiny compliance R_t = σ·w
-    (w the contact's Delassus diagonal, σ = ``friction_regularization``), so a sticking contact
-    creeps at most σ·w·γt. Together: γ = P_R(y), y = −R⁻¹(vc − v̂), the projection onto the
-    friction cone in the norm of R = diag(R_t, R_t, R_n), R_n = 1/(h·c·(h + τ)),
-    v̂ = (0, 0, x0/(h + τ)). Each contact's friction opposes its own slip.
+    (the spring at the end of the step, and a Kelvin–Voigt damper of damping time τ). As a
+    projection: γn = max(0, yn), yn = −(vn − v̂n)/R_n, R_n = 1/(h·c·(h + τ)), v̂n = x/(h + τ).
+    Friction is Coulomb with the pair's dynamic coefficient μ (the mean of the two shapes'):
+    γt = yt inside the disk ‖γt‖ <= ρ = μ·γn (sticking, with a tiny compliance R_t = σ·w, w the
+    contact's Delassus diagonal, σ = ``friction_regularization``: a sticking contact creeps at
+    most σ·w·γt), else ρ·yt/‖yt‖ (sliding, against the contact's own slip), yt = −vt/R_t.
+    ρ follows γn at the current Newton iterate and is held while the step linearises (SAP's
+    convex cone in the R-norm would lift a sliding contact by μ·|vt|·(h + τ)).
 
     The damping b of a contact: a point contact whose material authors ``contactDamping`` uses
     it; every other contact gets its pair's damping ratio ζ (``damping_ratio``, default 1:
-    critically damped, no bounce): τ = 2ζ·sqrt(m_eff / C), C = Σ c over the pair's contacts,
+    critically damped): τ = 2ζ·sqrt(m_eff / C), C = Σ c over the pair's contacts,
     m_eff = 1/(1/m_A + 1/m_B).
 
     The normal row of a sphere (or a capsule) acts through its centre (its axis): a rigid
@@ -35,12 +37,12 @@ Per contact i (one row of the pipeline's table with stiffness c > 0)
     contact point.
 
 The problem
-    v minimises ℓ(v) = ½‖v − v*‖²_M + ½‖v − v_pd‖²_D + Σ_i ½‖γ_i(v)‖²_R   (convex), with
+    v minimises ℓ(v) = ½‖v − v*‖²_M + ½‖v − v_pd‖²_D + Σ_i ℓ_i(vc_i) (convex for fixed ρ), with
     v* = v0 + h·M⁻¹(f_ext + m·g − ω×Iω) the free motion and D, v_pd the implicit PD drives
     (:meth:`Simulation.set_pd_target`). ∇ℓ = M(v − v*) + D(v − v_pd) − Σ Jᵀγ, so at the
-    minimum the momentum balance holds with the contact impulses γ. Newton's method with a
-    backtracking (Armijo) line search, Hessian M + D + Σ Jᵀ·G·J (G = −∂γ/∂vc, symmetric
-    positive semi-definite), one dense system per island of bodies that touch each other.
+    minimum the momentum balance holds with the contact impulses γ. Newton's method with an exact
+    line search on the slope dℓ/dα, Hessian M + D + Σ Jᵀ·G·J (G = ∂γ/∂y·R⁻¹, symmetric
+    positive semi-definite), one dense Cholesky per island of bodies that touch each other.
     It stops when ‖∇ℓ‖ (scaled by M^-½) is below ``tol`` times the momentum scale.
 
 Then positions: the centre of mass moves by h·v, the orientation by the exact rotation h·ω.
