@@ -254,7 +254,8 @@ def _cmd_run(args) -> int:
 
     if args.out is not None:  # named as the user typed it (run_scene checks it again as out_dir)
         output_folder(args.out, option="--out", inputs=[args.scene], files=OUTPUT_FILES)
-    run_scene(args.scene, steps=args.steps, dt=args.dt, num_envs=args.num_envs, out_dir=args.out, device=args.device)
+    run_scene(args.scene, steps=args.steps, dt=args.dt, num_envs=args.num_envs, out_dir=args.out, device=args.device,
+              solver=args.solver)
     return 0
 
 
@@ -303,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                                    "E times")
     r.add_argument("--out", metavar="DIR", help="output folder (default out/<scene name>)")
     r.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    r.add_argument("--solver", default="implicit", choices=["implicit", "explicit"],
+                   help="implicit (default: one solve per step) or explicit (the penalty solver's sub-steps)")
     r.set_defaults(func=_cmd_run)
 
     from .tools.examples import EXAMPLES

@@ -269,15 +269,19 @@ def test_the_embodichain_snippet_runs_with_only_its_imports_changed():
     weight_impulse = 1.0 * 9.81 * sim.dt
     impulse = filter_contact_report["impulse"] * filter_contact_report["normal"][..., 2]
     assert abs(impulse.sum().item()) == pytest.approx(weight_impulse, rel=0.005)
-    assert filter_contact_report["impulse"].sum().item() > weight_impulse  # the band's magnitudes add more
+    # (the implicit solver acts along the pair's normal on the rim band too: the magnitudes add up
+    # to the weight, where the exact patch's 45° band adds more)
+    assert filter_contact_report["impulse"].sum().item() >= weight_impulse * (1 - 1e-9)
     assert set(filter_contact_report["env_ids"].tolist()) == {env_id}
-    # normals from actor 0 toward actor 1 (up on the face, 45° on the rim band); positions in the
-    # env's frame, at the interface: cube1's top face (less half the ~1 mm overlap)
+    # normals from actor 0 toward actor 1: up, the direction the solver pushed along (the pair's
+    # normal on the face and the 45° rim band; a few sliver contacts of the patch's corners keep
+    # their own, carrying under 1 %); positions in the env's frame, at the interface:
+    # cube1's top face (less half the ~1 mm overlap)
     n = filter_contact_report["normal"]
     lower_first = filter_contact_report["user_ids"][:, 0] < filter_contact_report["user_ids"][:, 1]
     up = torch.where(lower_first, n[:, 2], -n[:, 2])
-    assert ((up > 0.99) | ((up - 0.5 ** 0.5).abs() < 0.01)).all() and (up > 0.99).any()
     face = up > 0.99
+    assert (filter_contact_report["impulse"][~face].sum() < 0.01 * weight_impulse).item()
     assert (filter_contact_report["impulse"][face].sum() > 0.95 * filter_contact_report["impulse"].sum()).item()
     cube1_top = sim.state.body_q[sim.model.body_path.index("/World/envs/env_0/cube1"), 2] + 0.05
     assert (filter_contact_report["position"][:, 2] - cube1_top).abs().max().item() < 1e-3

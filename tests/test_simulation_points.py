@@ -128,6 +128,7 @@ def test_configure_newton_before_the_first_step_takes_effect(restore_config):
 
 
 def test_authored_contact_damping_is_used():
+    # (the explicit solver's force law; the implicit one's is tested in test_simulation_implicit.py)
     # a ball moving into the plane at 0.5 m/s, 2 mm deep: the first sub-step's normal force is
     # k·d + b·|v| with the pair's authored damping b (two dampers in series), or the damping-ratio
     # rule's b = 2ζ·sqrt(m·k) without one
@@ -137,7 +138,7 @@ def test_authored_contact_damping_is_used():
         body = b.add_body("/World/Ball", (0, 0, 0.05 - 0.002, 0, 0, 0, 1), density=1000.0, velocity=(0, 0, -0.5))
         b.add_shape("/World/Ball/c", Sphere(0.05), body=body, material=material)
         m = b.finalize()
-        sim = Simulation(m, dt=1.0 / 6000.0, substeps=1, gravity=(0, 0, 0))
+        sim = Simulation(m, dt=1.0 / 6000.0, substeps=1, gravity=(0, 0, 0), solver="explicit")
         sim.step()
         f = sim.last_frame
         assert f.kind.tolist() == [CONTACT_POINT]

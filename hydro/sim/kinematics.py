@@ -65,6 +65,7 @@ class KinematicScript:
             for p in poses:
                 p[:, 3:] = quat_normalize(p[:, 3:])
             self.keys = (times, poses)
+            self._turns = [not np.array_equal(a[:, 3:], b[:, 3:]) for a, b in zip(poses[:-1], poses[1:])]
             self.fn = None
 
     def _shape(self, poses):
@@ -90,7 +91,10 @@ class KinematicScript:
         u = (t - times[i]) / (times[i + 1] - times[i])
         out = np.empty_like(poses[i])
         out[:, :3] = (1.0 - u) * poses[i][:, :3] + u * poses[i + 1][:, :3]
-        out[:, 3:] = slerp(poses[i][:, 3:], poses[i + 1][:, 3:], u)
+        if self._turns[i]:
+            out[:, 3:] = slerp(poses[i][:, 3:], poses[i + 1][:, 3:], u)
+        else:  # the same orientation at both keys (a straight move): nothing to interpolate
+            out[:, 3:] = poses[i][:, 3:]
         return out
 
 
@@ -108,12 +112,16 @@ def kinematic_targets(scripts, state, body_com_local, t, h):
         p1 = sc(t + h)
         ids = sc.bodies
         com_local = body_com_local[ids]
-        c0 = p0[:, :3] + quat_rotate(p0[:, 3:], com_local)
-        c1 = p1[:, :3] + quat_rotate(p1[:, 3:], com_local)
         q[ids] = p0
-        qd[ids, :3] = (c1 - c0) / h
-        rel = quat_mul(p1[:, 3:], np.concatenate([-p0[:, 3:6], p0[:, 6:]], axis=1))
-        qd[ids, 3:] = quat_log(rel) / h
+        if np.array_equal(p0[:, 3:], p1[:, 3:]):  # no turn (the common scripted move): a translation
+            qd[ids, :3] = (p1[:, :3] - p0[:, :3]) / h
+            qd[ids, 3:] = 0.0
+        else:
+            c0 = p0[:, :3] + quat_rotate(p0[:, 3:], com_local)
+            c1 = p1[:, :3] + quat_rotate(p1[:, 3:], com_local)
+            qd[ids, :3] = (c1 - c0) / h
+            rel = quat_mul(p1[:, 3:], np.concatenate([-p0[:, 3:6], p0[:, 6:]], axis=1))
+            qd[ids, 3:] = quat_log(rel) / h
         ids_all.append(ids)
         next_all.append(p1)
     return np.concatenate(ids_all), np.concatenate(next_all)

@@ -32,7 +32,8 @@ class ContactFrame:
     | field | shape | meaning |
     |---|---|---|
     | ``point`` | (N,3) | m, world position of the contact |
-    | ``normal`` | (N,3) | unit, world, from shape A toward shape B |
+    | ``normal`` | (N,3) | unit, world, from shape A toward shape B: the direction the normal force acts |
+    |  |  | along (the implicit solver: the pair's mean normal for contacts within 45° of it) |
     | ``depth`` | (N,) | m, separation, negative when penetrating |
     | ``normal_force`` | (N,3) | N, normal force on B (on A: its negative) |
     | ``friction_force`` | (N,3) | N, friction force on B (on A: its negative), tangential |

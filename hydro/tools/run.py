@@ -1,4 +1,4 @@
-"""``hydro run``: step a scene with the built-in solver and record what its sensors read.
+"""``hydro run``: step a scene with the built-in (implicit) solver and record what its sensors read.
 
 Every body gets a :class:`~hydro.sim.sensors.ContactSensor` (one per env-relative body path, with
 air/contact times), so a scene needs no sensor definitions. Written to ``DIR``:
@@ -77,17 +77,18 @@ def body_sensors(sim: Simulation):
 
 
 def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, out_dir=None, device="cpu",
-              stream=None, log=print) -> dict:
+              stream=None, log=print, solver: str = "implicit") -> dict:
     """Run ``steps`` physics steps of ``scene`` and write the files of the module docstring into
     ``out_dir`` (default ``out/<scene name>``); returns ``{name: path}`` of what was written.
-    Warnings (:class:`~hydro.errors.HydroWarning`) say when bodies fall off their ground."""
+    Warnings (:class:`~hydro.errors.HydroWarning`) say when bodies fall off their ground. ``solver``:
+    :class:`~hydro.sim.simulation.Simulation`'s (``"implicit"`` or ``"explicit"``)."""
     steps = integer(steps, "steps", minimum=1)
     out_dir = output_folder(out_dir or os.path.join("out", os.path.splitext(os.path.basename(os.fspath(scene)))[0]),
                             option="out_dir", inputs=[scene], files=OUTPUT_FILES)
     out = sys.stderr if stream is None else stream
     if num_envs >= BUILD_NOTICE_ENVS:  # a build of many envs takes a while: say what is going on
         print(f"building     {num_envs} envs of {scene}…", file=out, flush=True)
-    sim = Simulation(scene, num_envs=num_envs, dt=dt, device=device)
+    sim = Simulation(scene, num_envs=num_envs, dt=dt, device=device, solver=solver)
     sensors = body_sensors(sim)
     names = [n for n, _ in sensors]
     m = sim.model
@@ -103,7 +104,7 @@ def run_scene(scene, *, steps: int, dt: float = 1.0 / 60.0, num_envs: int = 1, o
     ft = np.zeros((steps, E, K, 3))
     touching = np.zeros((steps, E, K), dtype=bool)
     log(f"scene        {scene}: {B} bodies, {m.shape_count} shapes, {E} env(s); dt {sim.dt:g} s x {steps} steps, "
-        f"{sim.substeps} sub-steps each ({'auto' if sim.stability.auto else 'given'})")
+        f"{sim.solver} solver, {sim.substeps} sub-step(s) each ({'auto' if sim.stability.auto else 'given'})")
     for message in support_warnings(m, sim.gravity):
         warnings.warn(message, HydroWarning, stacklevel=2)
     # steps done, rate and ETA: a widget in notebooks, a line redrawn on a terminal, about every

@@ -11,6 +11,8 @@ from ...errors import InputError
 EXAMPLES = {
     "contact-sensor": ("hydro.tools.examples.contact_sensor",
                        "contact sensors on a gripper's fingers pinching and lifting a box (scenes/pinch.usda)"),
+    "force-grasp": ("hydro.tools.examples.force_grasp",
+                    "two free fingers squeeze a box with a set force (apply_force) and lift it (PD targets)"),
 }
 
 
