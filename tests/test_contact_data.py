@@ -93,12 +93,13 @@ def test_bad_maps_are_refused():
         pack_contact_data("cpu", **{**case, "world_body_idx": 99}, max_contact_data_count=3)
 
 
-def test_the_simulations_contact_data_is_the_documented_call_on_its_rigid_contacts():
+@pytest.mark.parametrize("solver", ["implicit", "explicit"])  # one step, or sub-steps each with its share
+def test_the_simulations_contact_data_is_the_documented_call_on_its_rigid_contacts(solver):
     from hydro.sim.simulation import Simulation
     from sim_util import box_on_ground
 
-    sim = Simulation(box_on_ground(boxes=2), dt=1 / 60)
-    assert sim.substeps > 1
+    sim = Simulation(box_on_ground(boxes=2), dt=1 / 60, solver=solver)
+    assert (sim.substeps > 1) == (solver == "explicit")
     sim.update(step=2)
     out = sim.contact_data(["/World/Box1"], [-1, "/World/Box2"], max_contact_data_count=4, dt_scale=sim.dt,
                            points_in_world_space=True)
@@ -118,14 +119,15 @@ def test_the_simulations_contact_data_is_the_documented_call_on_its_rigid_contac
     assert np.all(out.normals[0, 1, : out.counts[0, 1], 2] < 0)
 
 
-def test_launch_contact_data_on_rigid_contacts_reads_the_weight_of_a_resting_box_like_the_sensor():
+@pytest.mark.parametrize("solver", ["implicit", "explicit"])
+def test_launch_contact_data_on_rigid_contacts_reads_the_weight_of_a_resting_box_like_the_sensor(solver):
     # the issue-29 regression: rigid_contact_force was 0, so launch_contact_data read no force
     from hydro.sim.sensors import ContactSensorCfg
     from hydro.sim.simulation import Simulation
     from sim_util import box_on_ground
 
-    sim = Simulation(box_on_ground(), dt=1 / 60)
-    assert sim.substeps > 1
+    sim = Simulation(box_on_ground(), dt=1 / 60, solver=solver)
+    assert (sim.substeps > 1) == (solver == "explicit")
     sensor = sim.add_sensor(ContactSensorCfg(prim_path="/World/Box", filter_prim_paths_expr=["/World/Ground"],
                                              track_friction_forces=True))
     sim.update(step=20)
