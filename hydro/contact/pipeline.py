@@ -134,6 +134,7 @@ class HydroelasticPipeline:
         self._status = np.zeros(STATUS_LEN, np.int64)
         self._threaded = False  # the first call runs serially; later ones as thread_choice says
         self.thread_choice = ThreadChoice(_worth_threads)
+        self._thread_mode = "auto"
         self._driver_key = None  # (triangles, Buffer.generation, reduction pairs) its arguments were built for
         self._driver_args = None
         self._entries = {}  # (build, pairs' type) -> the compiled entry point for the current arguments
@@ -146,6 +147,19 @@ class HydroelasticPipeline:
         d = self.deep_overlap
         self._deep_arrays = ((d.center, d.inradius, d.lo, d.hi, d.margin) if d is not None else
                              (np.zeros((n, 3)), np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(n)))
+
+    @property
+    def thread_mode(self) -> str:
+        """How the compiled CPU calls use Numba's threads: ``"auto"`` (default: by size and measured
+        cost, :class:`~hydro.contact.threads.ThreadChoice`), ``"serial"`` (never) or ``"threaded"``
+        (every call after this one's next, when Numba has more than one thread)."""
+        return self._thread_mode
+
+    @thread_mode.setter
+    def thread_mode(self, mode):
+        if mode not in ("auto", "serial", "threaded"):
+            raise InputError(f"thread_mode must be 'auto', 'serial' or 'threaded', got {mode!r}")
+        self._thread_mode = mode
 
     @property
     def next_build(self):
@@ -329,8 +343,10 @@ class HydroelasticPipeline:
                 # typing ~70 arguments (12 µs of a 0.2 ms box-on-box call)
                 build = cpu_collide_build(threaded=threaded, polygons=self.polygons,
                                           reduce=self.config.reduce_contacts)
+                known = len(build.overloads)
                 build(*args)
-                timed = False
+                if len(build.overloads) != known:
+                    timed = False  # it compiled, or loaded from the disk cache
                 sig = tuple(build.typeof_pyval(a) for a in args)
                 if sig in build.overloads:
                     self._entries[entry_key] = build.overloads[sig].entry_point
@@ -350,11 +366,15 @@ class HydroelasticPipeline:
                     overflow.append(Overflow(setting, int(capacities[k]), st[S_OVERFLOW + k]))
         # threads for the next call: by this call's size and what the two modes cost (a small
         # scene never compiles or starts them; threads.ThreadChoice)
-        if threaded or _worth_threads(n_pairs, n_bricks, n_blocks, n_tri):
-            self._threaded = self.thread_choice.record(threaded, seconds, n_pairs, n_bricks, n_blocks, n_tri,
-                                                       numba.get_num_threads(), timed)
+        mode = self._thread_mode
+        if mode == "auto":
+            if threaded or _worth_threads(n_pairs, n_bricks, n_blocks, n_tri):
+                self._threaded = self.thread_choice.record(threaded, seconds, n_pairs, n_bricks, n_blocks, n_tri,
+                                                           numba.get_num_threads(), timed)
+            else:
+                self._threaded = False
         else:
-            self._threaded = False
+            self._threaded = mode == "threaded" and numba.get_num_threads() > 1
         return st
 
     # -- the stages --------------------------------------------------------------------------------
