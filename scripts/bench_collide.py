@@ -90,9 +90,10 @@ def thread_ratio(model, device, repeat, reduce=True):
     if device != "cpu" or n == 1:
         return None
     pipe = HydroelasticPipeline(model, HydroelasticConfig(reduce_contacts=reduce), device=device)
-    # at least 30 calls each in 10 rounds: below the size gate both counts run the same serial
+    # at least 30 calls each, alternating one by one: below the size gate both counts run the same serial
     # call, and what is measured then is the noise of a shared machine, which needs the samples
-    ms = median_ms_by_threads(pipe, model.shape_world_poses(model.state()), max(repeat, 30), (1, n), rounds=10)
+    calls = max(repeat, 30)
+    ms = median_ms_by_threads(pipe, model.shape_world_poses(model.state()), calls, (1, n), rounds=calls)
     return ms[n] / ms[1]
 
 

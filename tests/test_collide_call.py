@@ -231,6 +231,14 @@ def test_small_calls_and_one_thread_stay_serial_and_untimed_calls_do_not_count()
     assert call_work(1, 0, 2000, 6000) > call_work(1, 0, 100, 630)
 
 
+def test_calls_at_one_thread_leave_the_plan_for_when_threads_are_back():
+    choice = ThreadChoice(always, spare=free)
+    run_calls(choice, 50, lambda k: 1e-3, lambda k: 0.5e-3)
+    assert choice.preferred and choice.resume()
+    assert not any(run_calls(choice, 10, lambda k: 1e-3, lambda k: 0.5e-3, threads=1))
+    assert choice.resume()  # threads again on the next call with two
+
+
 def test_thread_mode_forces_one_or_the_other():
     m, poses = cube_on_box(0.1 - 0.002)
     pipe = HydroelasticPipeline(m, NO_REDUCE)

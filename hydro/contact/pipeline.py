@@ -135,6 +135,7 @@ class HydroelasticPipeline:
         self._threaded = False  # the first call runs serially; later ones as thread_choice says
         self.thread_choice = ThreadChoice(_worth_threads)
         self._thread_mode = "auto"
+        self._one_thread_last = False  # the last call was big but had one Numba thread
         self._driver_key = None  # (triangles, Buffer.generation, reduction pairs) its arguments were built for
         self._driver_args = None
         self._entries = {}  # (build, pairs' type) -> the compiled entry point for the current arguments
@@ -326,6 +327,8 @@ class HydroelasticPipeline:
                 explicit_pairs = self._no_pairs
         status = self._status
         threaded = self._threaded
+        if self._one_thread_last and numba.get_num_threads() > 1:  # threads back: the plan before
+            threaded = self.thread_choice.resume()
         timed = True
         t0 = time.perf_counter()
         while True:
@@ -367,10 +370,13 @@ class HydroelasticPipeline:
         # threads for the next call: by this call's size and what the two modes cost (a small
         # scene never compiles or starts them; threads.ThreadChoice)
         mode = self._thread_mode
+        self._one_thread_last = False
         if mode == "auto":
             if threaded or _worth_threads(n_pairs, n_bricks, n_blocks, n_tri):
+                threads = numba.get_num_threads()
                 self._threaded = self.thread_choice.record(threaded, seconds, n_pairs, n_bricks, n_blocks, n_tri,
-                                                           numba.get_num_threads(), timed)
+                                                           threads, timed)
+                self._one_thread_last = threads <= 1
             else:
                 self._threaded = False
         else:

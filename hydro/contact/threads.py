@@ -24,7 +24,7 @@ wrong "threaded" can cost many times the call):
    machine that gets busier or quieter changes the choice within ``probe_max`` calls.
 
 With one Numba thread (``numba.set_num_threads(1)``) every call is serial and nothing is
-recorded. A call that compiled (the first of a build) or grew buffers is not timed.
+recorded; the plan made before resumes when the threads are back (:meth:`ThreadChoice.resume`). A call that compiled (the first of a build) or grew buffers is not timed.
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ class ThreadChoice:
         self._spare_at = -1.0
         self._spare = True
 
+    def resume(self) -> bool:
+        """The mode planned before calls with one Numba thread interrupted (for a caller whose
+        thread count is back above one)."""
+        return self.threaded
+
     def _median(self, mode):
         r = sorted(self.rates[mode])
         return r[len(r) // 2] if r else None
@@ -102,8 +107,12 @@ class ThreadChoice:
         """Note a call (the mode it ran in, its wall time, its counts, the Numba threads it had;
         ``timed`` False: its time means nothing, e.g. it compiled) and return the mode of the next."""
         threaded = bool(threaded)
-        if threads <= 1 or not self.gate(pairs, bricks, blocks, triangles):
-            return self._serial()  # below the gate, or no second thread
+        if threads <= 1:
+            # no second thread for now: serial, but the plan stays for when threads are back
+            # (``threaded`` still says it; see resume)
+            return False
+        if not self.gate(pairs, bricks, blocks, triangles):
+            return self._serial()  # below the gate
         self.threaded_share += (float(threaded) - self.threaded_share) / 32.0
         work = call_work(pairs, bricks, blocks, triangles)
         rate = seconds / work if timed and work > 0.0 else None
