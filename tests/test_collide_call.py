@@ -6,6 +6,7 @@ import os
 import pickle
 import tracemalloc
 
+import numba
 import numpy as np
 import pytest
 
@@ -247,6 +248,8 @@ def test_thread_mode_forces_one_or_the_other():
     pipe.thread_mode = "serial"
     pipe.collide(poses)
     assert pipe.next_build[0] is False
+    pipe.thread_mode = "threaded"
+    assert pipe.next_build[0] is (numba.get_num_threads() > 1)
 
 
 def test_the_pipeline_starts_threads_only_for_a_big_call():

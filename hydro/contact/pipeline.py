@@ -153,7 +153,7 @@ class HydroelasticPipeline:
     def thread_mode(self) -> str:
         """How the compiled CPU calls use Numba's threads: ``"auto"`` (default: by size and measured
         cost, :class:`~hydro.contact.threads.ThreadChoice`), ``"serial"`` (never) or ``"threaded"``
-        (every call after this one's next, when Numba has more than one thread)."""
+        (every call, when Numba has more than one thread), from the next call on."""
         return self._thread_mode
 
     @thread_mode.setter
@@ -161,6 +161,9 @@ class HydroelasticPipeline:
         if mode not in ("auto", "serial", "threaded"):
             raise InputError(f"thread_mode must be 'auto', 'serial' or 'threaded', got {mode!r}")
         self._thread_mode = mode
+        if mode != "auto":
+            self._threaded = mode == "threaded" and numba.get_num_threads() > 1
+            self._one_thread_last = False
 
     @property
     def next_build(self):
