@@ -22,10 +22,12 @@ def median_collide_ms(pipe, poses, repeat, *, warmup=2):
     return float(np.median(times)) * 1e3, result, {k: float(np.median(v)) for k, v in stages.items()}
 
 
-def median_ms_by_threads(pipe, poses, repeat, threads, *, rounds=5, warmup=2):
+def median_ms_by_threads(pipe, poses, repeat, threads, *, rounds=5, warmup=2, low=None):
     """Median wall time (ms) of ``pipe.collide(poses)`` at each Numba thread count in ``threads``,
     timed interleaved (``rounds`` rounds of a batch per count, so a busy spell of a shared machine
-    falls on all alike) after ``warmup`` calls at each; {threads: ms}."""
+    falls on all alike) after ``warmup`` calls at each; {threads: ms}. ``low``: a dict that gets
+    the 20th percentiles (other processes only add to a call's wall time; on a loaded machine a
+    stretch of preempted calls can move one count's median several-fold, the low percentile little)."""
     import numba
 
     before = numba.get_num_threads()
@@ -45,6 +47,8 @@ def median_ms_by_threads(pipe, poses, repeat, threads, *, rounds=5, warmup=2):
                     times[n].append(time.perf_counter() - t0)
     finally:
         numba.set_num_threads(before)
+    if low is not None:
+        low.update({n: float(np.percentile(t, 20)) * 1e3 for n, t in times.items()})
     return {n: float(np.median(t)) * 1e3 for n, t in times.items()}
 
 

@@ -10,7 +10,9 @@ each scene: the median time per ``collide`` call (kernels compiled, workspace wa
 unreduced patch triangles and reduced contacts, triangles and contacts per second, the time
 of the reduction stage against the unreduced pipeline, peak memory (the pipeline's
 workspace plus the largest NumPy allocation during a call, by tracemalloc), and ``NT/1T``: the
-wall time at ``NUMBA_NUM_THREADS`` over that at one thread, the same pipeline timed interleaved. Scenes: the
+wall time at ``NUMBA_NUM_THREADS`` over that at one thread, the same pipeline timed interleaved
+call by call (medians; ``p20``: of the 20th percentiles, which a stretch of calls preempted by
+other processes moves little). Scenes: the
 shipped ones (at their authored poses) and N boxes of 0.1 m resting 2 mm deep in a 1 m thick
 ground, N = 1, 16, 256, 4096; then two scaling checks: the same boxes hovering 5 mm above
 the ground (pairs that pass the broad phase but do not touch), and a box ten times taller
@@ -93,8 +95,9 @@ def thread_ratio(model, device, repeat, reduce=True):
     # at least 30 calls each, alternating one by one: below the size gate both counts run the same serial
     # call, and what is measured then is the noise of a shared machine, which needs the samples
     calls = max(repeat, 30)
-    ms = median_ms_by_threads(pipe, model.shape_world_poses(model.state()), calls, (1, n), rounds=calls)
-    return ms[n] / ms[1]
+    low = {}
+    ms = median_ms_by_threads(pipe, model.shape_world_poses(model.state()), calls, (1, n), rounds=calls, low=low)
+    return ms[n] / ms[1], low[n] / low[1]
 
 
 def row(name, t, res, stage, mem, unreduced_t=None, ratio=None):
@@ -102,7 +105,7 @@ def row(name, t, res, stage, mem, unreduced_t=None, ratio=None):
     red = len(res.contacts)
     reduce_ms = stage.get("reduce", 0.0)
     share = f"{100 * reduce_ms / (unreduced_t * 1e3):5.1f}%" if unreduced_t else "   - "
-    nt = f"{ratio:>7.2f}" if ratio is not None else "      -"
+    nt = f"{ratio[0]:>7.2f} {ratio[1]:>5.2f}" if ratio is not None else "      -     -"
     print(f"{name:<34} {t * 1e3:>10.3f} {tri:>9d} {red:>7d} {tri / t / 1e6:>10.2f} {red / t / 1e6:>9.3f} "
           f"{reduce_ms:>8.3f} {share:>7} {mem / 2**20:>8.1f} {nt}")
 
@@ -135,7 +138,7 @@ def main():
             print("# fixed cost per collide call (1 thread; µs of CPU time / wall): "
                   + "; ".join(f"{scene}, {label}: {c:.1f} / {w:.1f}" for (scene, label), (c, w) in costs.items()))
         header = (f"{'scene':<34} {'ms/call':>10} {'patch tri':>9} {'reduced':>7} {'Mtri/s':>10} {'Mcon/s':>9} "
-                  f"{'reduce ms':>8} {'reduce%':>7} {'peak MiB':>8} {'NT/1T':>7}")
+                  f"{'reduce ms':>8} {'reduce%':>7} {'peak MiB':>8} {'NT/1T':>7} {'p20':>5}")
         print(header)
         print("-" * len(header))
         scenes = [(os.path.basename(p)[:-5], load_usd(p)) for p in sorted(glob.glob(os.path.join(ROOT, "scenes", "*.usda")))]

@@ -48,7 +48,9 @@ Matching the models and the resolution:
 Force errors are of the vertical force on the upper shapes; area errors where a closed form exists.
 Times: wall time per query (``perf_counter``) and, for hydro at one thread and Drake, the CPU time
 of the calling thread (``thread_time``: what a query costs itself on a shared machine); ``hydro
-NT / 1T`` is the wall time at all threads over that at one. Above the table, hydro's fixed cost
+NT / 1T`` is the wall time at all threads over that at one (medians, and ``p20``: of the 20th
+percentiles, which a stretch of queries preempted by other processes moves little; run with
+``--rounds`` equal to ``--repeat`` to alternate them query by query). Above the table, hydro's fixed cost
 per call (``_timing.fixed_cost_us``: an empty scene and the cube on the box).
 ``--curve`` prints the error-vs-time curve of the sphere row for hydro (max_resolution 32 … 160)
 and Drake (resolution_hint from 8 mm down), one line per resolution.
@@ -303,11 +305,13 @@ def hydro_case(shapes, resolution):
     return {"query": query, "result": result, "setup_s": setup, "h": min(s.voxel_size for s in model.sdfs)}
 
 
-def interleaved_medians(queries, repeat, rounds=5, warmup=3, cpu=None):
+def interleaved_medians(queries, repeat, rounds=5, warmup=3, cpu=None, low=None):
     """Median ms of each query over ``repeat`` calls, timed in ``rounds`` interleaved rounds (a batch
     of each query in turn, so a busy spell of a shared machine falls on all of them alike) after
     ``warmup`` calls of each. ``cpu``: a dict that gets each query's median CPU time of the calling
-    thread (``time.thread_time``, ms; what a single-threaded query costs whatever else runs)."""
+    thread (``time.thread_time``, ms; what a single-threaded query costs whatever else runs);
+    ``low``: a dict that gets each query's 20th percentile of wall time (ms; other processes only
+    add to a query's wall time, and a stretch of preempted queries moves a median, not this)."""
     for q in queries.values():
         for _ in range(warmup):
             q()
@@ -324,6 +328,8 @@ def interleaved_medians(queries, repeat, rounds=5, warmup=3, cpu=None):
                 cpu_times[name].append(time.thread_time() - c0)
     if cpu is not None:
         cpu.update({name: float(np.median(t)) * 1e3 for name, t in cpu_times.items()})
+    if low is not None:
+        low.update({name: float(np.percentile(t, 20)) * 1e3 for name, t in times.items()})
     return {name: float(np.median(t)) * 1e3 for name, t in times.items()}
 
 
@@ -464,7 +470,7 @@ def table(args):
           + "; ".join(f"{scene}, {label}: {c:.1f} / {w:.1f}" for (scene, label), (c, w) in costs.items()))
     cols = ["h (mm)"] + [f"hydro {n}T ms" for n in threads] + ["Drake ms"] + (["Newton ms"] if newton else []) + [
         f"Drake / hydro {all_t}T", "hydro 1T CPU ms", "Drake CPU ms", "Drake / hydro 1T CPU",
-        f"hydro {all_t}T / 1T"] + ([f"Newton / hydro 1T"] if newton else []) + [
+        f"hydro {all_t}T / 1T", f"hydro {all_t}T / 1T p20"] + ([f"Newton / hydro 1T"] if newton else []) + [
         "hydro F err", "Drake F err"] + (["Newton F err"] if newton else []) + [
         "hydro A err", "Drake A err"] + (["Newton A err"] if newton else []) + [
         "hydro tri", "Drake poly"] + (["Newton tri"] if newton else [])
@@ -478,8 +484,8 @@ def table(args):
         dk = drake_case(shapes, hy["h"])
         queries = {n: (lambda n=n: hy["query"](n)) for n in threads}
         queries["drake"] = dk["query"]
-        cpu = {}
-        ms = interleaved_medians(queries, args.repeat, args.rounds, cpu=cpu)
+        cpu, low = {}, {}
+        ms = interleaved_medians(queries, args.repeat, args.rounds, cpu=cpu, low=low)
         hy.update(hy["result"](), ms=ms)
         dk.update(dk["result"](), ms=ms["drake"])
         nw = None
@@ -493,7 +499,7 @@ def table(args):
         na = newton and nw is None  # Newton installed, but failed on this row
         cells += [f"{nw['ms']:.3g}"] if nw else ["–"] if na else []
         cells += [f"{dk['ms'] / hy['ms'][all_t]:.2g}×", f"{cpu[1]:.3g}", f"{cpu['drake']:.3g}",
-                  f"{cpu['drake'] / cpu[1]:.2g}×", f"{hy['ms'][all_t] / hy['ms'][1]:.2f}"]
+                  f"{cpu['drake'] / cpu[1]:.2g}×", f"{hy['ms'][all_t] / hy['ms'][1]:.2f}", f"{low[all_t] / low[1]:.2f}"]
         cells += [f"{nw['ms'] / hy['ms'][1]:.3g}×"] if nw else ["–"] if na else []
         cells += [_err(hy["force"], f_ref), _err(dk["force"], drake_ref)]
         cells += [_err(nw["force"], f_ref)] if nw else ["–"] if na else []

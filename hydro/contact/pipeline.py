@@ -168,7 +168,8 @@ class HydroelasticPipeline:
     @property
     def next_build(self):
         """The compiled CPU call the next ``collide`` runs, as a key (None on CUDA or with
-        ``stage_timings``): a call that was big enough moves the next one to the threaded build,
+        ``stage_timings``): :attr:`thread_mode` (by default the measured choice of
+        :class:`~hydro.contact.threads.ThreadChoice`) may move the next one to the threaded build,
         which compiles (or loads) then. The command line calls once more before it times a call."""
         if self.device.is_cuda or self.stage_timings:
             return None
