@@ -39,7 +39,7 @@ def median_ms_by_threads(pipe, poses, repeat, threads, *, rounds=5, warmup=2, lo
             for _ in range(warmup):
                 pipe.collide(poses)
         for r in range(rounds):
-            for n in threads:
+            for n in threads[r % len(threads):] + threads[:r % len(threads)]:  # each count first as often
                 numba.set_num_threads(n)
                 for _ in range(min(per_round, repeat - r * per_round)):
                     t0 = time.perf_counter()

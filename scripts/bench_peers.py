@@ -318,8 +318,12 @@ def interleaved_medians(queries, repeat, rounds=5, warmup=3, cpu=None, low=None)
     times = {name: [] for name in queries}
     cpu_times = {name: [] for name in queries}
     per_round = max(1, -(-repeat // rounds))
+    names = list(queries)
     for r in range(rounds):
-        for name, q in queries.items():
+        # the order turns each round, so that each query follows each other one (a big query leaves
+        # the caches cold for the next) as often
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            q = queries[name]
             for _ in range(min(per_round, repeat - r * per_round)):
                 c0 = time.thread_time()
                 t0 = time.perf_counter()
