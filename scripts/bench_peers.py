@@ -505,7 +505,8 @@ def table(args):
         na = newton and nw is None  # Newton installed, but failed on this row
         cells += [f"{nw['ms']:.3g}"] if nw else ["–"] if na else []
         cells += [f"{dk['ms'] / hy['ms'][all_t]:.2g}×", f"{cpu[1]:.3g}", f"{cpu['drake']:.3g}",
-                  f"{cpu['drake'] / cpu[1]:.2g}×", f"{hy['ms'][all_t] / hy['ms'][1]:.2f}", f"{low[all_t] / low[1]:.2f}"]
+                  f"{cpu['drake'] / cpu[1]:.2g}×", f"{hy['ms'][all_t] / hy['ms'][1]:.2f}",
+                  f"{low[all_t] / low[1]:.2f}"]
         cells += [f"{nw['ms'] / hy['ms'][1]:.3g}×"] if nw else ["–"] if na else []
         cells += [_err(hy["force"], f_ref), _err(dk["force"], drake_ref)]
         cells += [_err(nw["force"], f_ref)] if nw else ["–"] if na else []

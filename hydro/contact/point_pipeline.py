@@ -234,7 +234,8 @@ class PointContactPipeline:
         capacity = reserve(total, *self.pair_buffers)
         reserve(total * PAIR_CONTACT_MAX, self.slots)
         dev.launch(POINT_SWEEP, n_sorted, True, *inputs, self.sweep_counts, self.sweep_offsets,
-                   self.pair_a.array, self.pair_b.array, self.pair_flag.array, capacity, serial_below=self._serial_below)
+                   self.pair_a.array, self.pair_b.array, self.pair_flag.array, capacity,
+                   serial_below=self._serial_below)
         call.counts["point_pairs"] = total
         return total
 

@@ -24,7 +24,8 @@ wrong "threaded" can cost many times the call):
    machine that gets busier or quieter changes the choice within ``probe_max`` calls.
 
 With one Numba thread (``numba.set_num_threads(1)``) every call is serial and nothing is
-recorded; the plan made before resumes when the threads are back (:meth:`ThreadChoice.resume`). A call that compiled (the first of a build) or grew buffers is not timed.
+recorded; the plan made before resumes when the threads are back (:meth:`ThreadChoice.resume`).
+A call that compiled (the first of a build) or grew buffers is not timed.
 """
 
 from __future__ import annotations
