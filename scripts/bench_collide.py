@@ -5,10 +5,14 @@
 (OMP_WAIT_POLICY=ACTIVE gives faster parallel launches on a machine with nothing else running;
 hydro's default is PASSIVE, see hydro/backend.py.)
 
-For each scene: the median time per ``collide`` call (kernels compiled, workspace warm),
+First the fixed cost of a call (an empty scene, a cube on a box; ``_timing.fixed_cost_us``). For
+each scene: the median time per ``collide`` call (kernels compiled, workspace warm),
 unreduced patch triangles and reduced contacts, triangles and contacts per second, the time
-of the reduction stage against the unreduced pipeline, and peak memory (the pipeline's
-workspace plus the largest NumPy allocation during a call, by tracemalloc). Scenes: the
+of the reduction stage against the unreduced pipeline, peak memory (the pipeline's
+workspace plus the largest NumPy allocation during a call, by tracemalloc), and ``NT/1T``: the
+wall time at ``NUMBA_NUM_THREADS`` over that at one thread, the same pipeline timed interleaved
+call by call (medians; ``p20``: of the 20th percentiles, which a stretch of calls preempted by
+other processes moves little). Scenes: the
 shipped ones (at their authored poses) and N boxes of 0.1 m resting 2 mm deep in a 1 m thick
 ground, N = 1, 16, 256, 4096; then two scaling checks: the same boxes hovering 5 mm above
 the ground (pairs that pass the broad phase but do not touch), and a box ten times taller
@@ -33,7 +37,7 @@ from hydro.scene.model import ModelBuilder
 from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.sdf import SDFSettings
 
-from _timing import median_collide_ms  # noqa: E402  (scripts/ is on sys.path when run)
+from _timing import fixed_cost_us, median_collide_ms, median_ms_by_threads  # noqa: E402  (scripts/ on sys.path)
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
@@ -80,13 +84,30 @@ def measure(model, device, repeat, reduce=True):
     return t_ms / 1e3, res, stage, workspace_bytes(pipe) + peak
 
 
-def row(name, t, res, stage, mem, unreduced_t=None):
+def thread_ratio(model, device, repeat, reduce=True):
+    """Wall time at all Numba threads over that at one, the same pipeline timed interleaved."""
+    import numba
+
+    n = numba.config.NUMBA_NUM_THREADS
+    if device != "cpu" or n == 1:
+        return None
+    pipe = HydroelasticPipeline(model, HydroelasticConfig(reduce_contacts=reduce), device=device)
+    # at least 30 calls each, alternating one by one: below the size gate both counts run the same serial
+    # call, and what is measured then is the noise of a shared machine, which needs the samples
+    calls = max(repeat, 30)
+    low = {}
+    ms = median_ms_by_threads(pipe, model.shape_world_poses(model.state()), calls, (1, n), rounds=calls, low=low)
+    return ms[n] / ms[1], low[n] / low[1]
+
+
+def row(name, t, res, stage, mem, unreduced_t=None, ratio=None):
     tri = res.counts.get("triangles", 0)
     red = len(res.contacts)
     reduce_ms = stage.get("reduce", 0.0)
     share = f"{100 * reduce_ms / (unreduced_t * 1e3):5.1f}%" if unreduced_t else "   - "
+    nt = f"{ratio[0]:>7.2f} {ratio[1]:>5.2f}" if ratio is not None else "      -     -"
     print(f"{name:<34} {t * 1e3:>10.3f} {tri:>9d} {red:>7d} {tri / t / 1e6:>10.2f} {red / t / 1e6:>9.3f} "
-          f"{reduce_ms:>8.3f} {share:>7} {mem / 2**20:>8.1f}")
+          f"{reduce_ms:>8.3f} {share:>7} {mem / 2**20:>8.1f} {nt}")
 
 
 def main():
@@ -95,6 +116,8 @@ def main():
     ap.add_argument("--max-boxes", type=int, default=4096)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda", "both"])
     ap.add_argument("--no-points", action="store_true", help="skip the point-contact rows (MuJoCo beside them)")
+    ap.add_argument("--no-thread-ratio", action="store_true",
+                    help="skip the NT/1T column (each scene timed again at one and at all threads, interleaved)")
     args = ap.parse_args()
     configure_runtime(announce_compiles=True)
     from numba import cuda
@@ -110,8 +133,12 @@ def main():
     for device in devices:
         print(f"# hydro collide benchmark — {device.upper()}, NUMBA_NUM_THREADS={threads}, "
               f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, median of {args.repeat}")
+        if device == "cpu":
+            costs = fixed_cost_us()
+            print("# fixed cost per collide call (1 thread; µs of CPU time / wall): "
+                  + "; ".join(f"{scene}, {label}: {c:.1f} / {w:.1f}" for (scene, label), (c, w) in costs.items()))
         header = (f"{'scene':<34} {'ms/call':>10} {'patch tri':>9} {'reduced':>7} {'Mtri/s':>10} {'Mcon/s':>9} "
-                  f"{'reduce ms':>8} {'reduce%':>7} {'peak MiB':>8}")
+                  f"{'reduce ms':>8} {'reduce%':>7} {'peak MiB':>8} {'NT/1T':>7} {'p20':>5}")
         print(header)
         print("-" * len(header))
         scenes = [(os.path.basename(p)[:-5], load_usd(p)) for p in sorted(glob.glob(os.path.join(ROOT, "scenes", "*.usda")))]
@@ -125,7 +152,8 @@ def main():
         for name, model in scenes:
             t_full, res_full, _, _ = measure(model, device, args.repeat, reduce=False)
             t, res, stage, mem = measure(model, device, args.repeat, reduce=True)
-            row(name, t, res, stage, mem, unreduced_t=t_full)
+            ratio = None if args.no_thread_ratio else thread_ratio(model, device, args.repeat)
+            row(name, t, res, stage, mem, unreduced_t=t_full, ratio=ratio)
         print()
         print("# scaling: time follows the patch, not shape volume or pairs that do not touch")
         for name, model in [("256 boxes, touching", boxes_on_ground(256)),
@@ -133,7 +161,8 @@ def main():
                             ("1 box 0.1 m tall", boxes_on_ground(1)),
                             ("1 box 1.0 m tall (same voxel)", boxes_on_ground(1, height=1.0))]:
             t, res, stage, mem = measure(model, device, args.repeat, reduce=True)
-            row(name, t, res, stage, mem)
+            ratio = None if args.no_thread_ratio else thread_ratio(model, device, args.repeat)
+            row(name, t, res, stage, mem, ratio=ratio)
         print()
         if not args.no_points:
             from bench_points import print_table

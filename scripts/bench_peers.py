@@ -14,6 +14,8 @@ but the two spheres'):
 | two spheres, 5 mm | two spheres R 0.1 m, centres 2R − d apart | closed form |
 | sphere, stiffness 4:1 | the sphere row with k_sphere = 4e9, k_box = 1e9 | closed form |
 | 0.2 cube on box, 2 mm | a 0.2 m cube flat on a 0.6 × 0.6 × 0.2 m box | closed form |
+| 0.2 cube tilted 10° (edge), 3 mm | the cube turned 10° about x, its lowest edge 3 mm into the box | quadrature |
+| 0.2 cube on a corner (diagonal tilt), 3 mm | the cube turned about (1, −1, 0), its lowest corner 3 mm in | quadrature |
 | torus mesh on box, 3 mm | a 1024-triangle torus (major 0.08 m, tube 0.025 m) on a 0.5 × 0.5 × 0.2 m box | quadrature |
 | 256 boxes on a ground, 2 mm | 16 × 16 boxes of 0.1 m (0.15 m apart) on a 2.6 × 2.6 × 1 m ground | closed form × 256 |
 
@@ -44,6 +46,12 @@ Matching the models and the resolution:
   hydro's h (the issue's earlier run let Newton pad less, a finer h).
 
 Force errors are of the vertical force on the upper shapes; area errors where a closed form exists.
+Times: wall time per query (``perf_counter``) and, for hydro at one thread and Drake, the CPU time
+of the calling thread (``thread_time``: what a query costs itself on a shared machine); ``hydro
+NT / 1T`` is the wall time at all threads over that at one (medians, and ``p20``: of the 20th
+percentiles, which a stretch of queries preempted by other processes moves little; run with
+``--rounds`` equal to ``--repeat`` to alternate them query by query). Above the table, hydro's fixed cost
+per call (``_timing.fixed_cost_us``: an empty scene and the cube on the box).
 ``--curve`` prints the error-vs-time curve of the sphere row for hydro (max_resolution 32 … 160)
 and Drake (resolution_hint from 8 mm down), one line per resolution.
 """
@@ -52,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import math
 import os
 import platform
@@ -62,6 +71,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import fixed_cost_us  # noqa: E402
 
 K = 1e9
 R = 0.1
@@ -69,8 +79,10 @@ TORUS = (0.08, 0.025)  # major, tube radius
 GRID = 16  # boxes per side of the ground scene
 
 
-def _shape(kind, size, pos, k=K, static=False):
-    return {"kind": kind, "size": size, "pos": tuple(float(v) for v in pos), "stiffness": float(k), "static": static}
+def _shape(kind, size, pos, k=K, static=False, quat=(0.0, 0.0, 0.0, 1.0)):
+    """A shape of a scene: ``quat`` its orientation (x, y, z, w)."""
+    return {"kind": kind, "size": size, "pos": tuple(float(v) for v in pos), "stiffness": float(k), "static": static,
+            "quat": tuple(float(v) for v in quat)}
 
 
 def torus_mesh(major, minor, n_major=32, n_minor=16):
@@ -171,7 +183,54 @@ def scenes():
              for i in range(GRID) for j in range(GRID)]
     out[f"{GRID * GRID} boxes on a ground, 2 mm"] = ([ground] + boxes, (GRID**2 * ref.force, GRID**2 * ref.area),
                                                     GRID**2 * ref.force)
+    out.update(tilted_cube_scenes())
     return out
+
+
+def _quat_about(axis, angle):
+    """The unit quaternion (x, y, z, w) of a rotation by ``angle`` about ``axis``."""
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    return (*(math.sin(angle / 2) * axis), math.cos(angle / 2))
+
+
+@functools.lru_cache(maxsize=None)
+def tilted_cube_scenes():
+    """The 0.2 m cube on a 0.6 × 0.6 × 0.2 m box, tilted: 10° about x (its lowest edge 3 mm into
+    the box: a strip patch) and about the horizontal diagonal (1, −1, 0) by 80 % of the angle that
+    stands it on a corner (its lowest corner 3 mm in: a triangular patch). Reference: quadrature of
+    the defining integral with the cube's exact distance (``hydro.tools.analytic.half_space_force``,
+    a 0.1 / 0.05 mm grid; the box's field is its depth below the top face there)."""
+    from hydro.tools import analytic
+
+    out = {}
+    size, d = 0.2, 0.003
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * size / 2
+    for name, q, spacing in (("0.2 cube tilted 10° (edge), 3 mm", _quat_about((1, 0, 0), math.radians(10)), 1e-4),
+                             ("0.2 cube on a corner (diagonal tilt), 3 mm",
+                              _quat_about((1, -1, 0), 0.8 * math.atan(math.sqrt(2))), 5e-5)):
+        world = _rotate_rows(q, corners)
+        centre = np.array([0.0, 0.0, -world[:, 2].min() - d])
+        inverse = (-q[0], -q[1], -q[2], q[3])
+
+        def phi(p, centre=centre, inverse=inverse):  # the cube's exact signed distance at world points
+            local = _rotate_rows(inverse, p - centre)
+            e = np.abs(local) - size / 2
+            outside = np.linalg.norm(np.maximum(e, 0.0), axis=1)
+            return outside + np.minimum(e.max(axis=1), 0.0)
+
+        low = world[world[:, 2] < world[:, 2].min() + 1e-9]  # the lowest corners (an edge, or one)
+        lo, hi = low[:, :2].min(axis=0) - 0.025, low[:, :2].max(axis=0) + 0.025  # holds the patch
+        ref = analytic.half_space_force(phi, lo, hi, k_shape=K, k_box=K, spacing=spacing, depth_scale=0.02)
+        out[name] = ([_shape("box", (0.6, 0.6, 0.2), (0, 0, -0.1), static=True),
+                      _shape("box", (size,) * 3, centre, quat=q)], (ref.force, math.nan), ref.force)
+    return out
+
+
+def _rotate_rows(q, v):
+    """Rotate the rows of ``v`` (N, 3) by the unit quaternion ``q`` (x, y, z, w)."""
+    u = np.asarray(q[:3], dtype=float)
+    t = 2.0 * np.cross(u, v)
+    return v + q[3] * t + np.cross(u, t)
 
 
 def _torus_reference(verts, faces, d):
@@ -219,10 +278,10 @@ def hydro_case(shapes, resolution):
     b = ModelBuilder()
     for k, spec in enumerate(shapes):
         if spec["static"]:
-            b.add_shape(f"/World/S{k}", _hydro_geometry(spec), local_pose=(*spec["pos"], 0, 0, 0, 1),
+            b.add_shape(f"/World/S{k}", _hydro_geometry(spec), local_pose=(*spec["pos"], *spec["quat"]),
                         hydroelastic=True, stiffness=spec["stiffness"], sdf=sdf)
         else:
-            body = b.add_body(f"/World/B{k}", (*spec["pos"], 0, 0, 0, 1))
+            body = b.add_body(f"/World/B{k}", (*spec["pos"], *spec["quat"]))
             b.add_shape(f"/World/B{k}/Collider", _hydro_geometry(spec), body=body, hydroelastic=True,
                         stiffness=spec["stiffness"], sdf=sdf)
     model = b.finalize()
@@ -246,21 +305,37 @@ def hydro_case(shapes, resolution):
     return {"query": query, "result": result, "setup_s": setup, "h": min(s.voxel_size for s in model.sdfs)}
 
 
-def interleaved_medians(queries, repeat, rounds=5, warmup=3):
+def interleaved_medians(queries, repeat, rounds=5, warmup=3, cpu=None, low=None):
     """Median ms of each query over ``repeat`` calls, timed in ``rounds`` interleaved rounds (a batch
     of each query in turn, so a busy spell of a shared machine falls on all of them alike) after
-    ``warmup`` calls of each."""
+    ``warmup`` calls of each. ``cpu``: a dict that gets each query's median CPU time of the calling
+    thread (``time.thread_time``, ms; what a single-threaded query costs whatever else runs);
+    ``low``: a dict that gets each query's 20th percentile of wall time (ms; other processes only
+    add to a query's wall time, and a stretch of preempted queries moves a median, not this)."""
     for q in queries.values():
         for _ in range(warmup):
             q()
     times = {name: [] for name in queries}
+    cpu_times = {name: [] for name in queries}
     per_round = max(1, -(-repeat // rounds))
+    names = list(queries)
+    order = np.random.default_rng(26)
     for r in range(rounds):
-        for name, q in queries.items():
+        # a new order each round (seeded), so that each query follows each other one as often on
+        # average: a big query leaves the caches cold for the next (a fixed order 1T, 2T, Drake
+        # made the 1T column 0.1 ms slower on the sphere rows)
+        for name in (names if r == 0 else [names[k] for k in order.permutation(len(names))]):
+            q = queries[name]
             for _ in range(min(per_round, repeat - r * per_round)):
+                c0 = time.thread_time()
                 t0 = time.perf_counter()
                 q()
                 times[name].append(time.perf_counter() - t0)
+                cpu_times[name].append(time.thread_time() - c0)
+    if cpu is not None:
+        cpu.update({name: float(np.median(t)) * 1e3 for name, t in cpu_times.items()})
+    if low is not None:
+        low.update({name: float(np.percentile(t, 20)) * 1e3 for name, t in times.items()})
     return {name: float(np.median(t)) * 1e3 for name, t in times.items()}
 
 
@@ -275,6 +350,14 @@ def _largest_depth(verts, surface_verts, faces):
     from hydro.geometry.mesh_distance import MeshDistance
 
     return float(-MeshDistance(Mesh(surface_verts, faces)).signed_distance(verts).min())
+
+
+def _drake_pose(spec):
+    from pydrake.common.eigen_geometry import Quaternion
+    from pydrake.math import RigidTransform
+
+    x, y, z, w = spec["quat"]
+    return RigidTransform(Quaternion(w, x, y, z), list(spec["pos"]))
 
 
 def drake_case(shapes, hint):
@@ -316,18 +399,18 @@ def drake_case(shapes, hint):
     frames = []
     for k, spec in enumerate(shapes):
         if spec["static"]:
-            g = sg.RegisterAnchoredGeometry(source, GeometryInstance(RigidTransform(list(spec["pos"])),
+            g = sg.RegisterAnchoredGeometry(source, GeometryInstance(_drake_pose(spec),
                                                                      geometry(spec, k), f"s{k}"))
         else:
             frame = sg.RegisterFrame(source, GeometryFrame(f"f{k}"))
             g = sg.RegisterGeometry(source, frame, GeometryInstance(RigidTransform(), geometry(spec, k), f"s{k}"))
-            frames.append((frame, spec["pos"]))
+            frames.append((frame, spec))
         sg.AssignRole(source, g, props(spec, k))
     setup = time.perf_counter() - t0
     context = sg.CreateDefaultContext()
     poses = FramePoseVector()
-    for frame, pos in frames:
-        poses.set_value(frame, RigidTransform(list(pos)))
+    for frame, spec in frames:
+        poses.set_value(frame, _drake_pose(spec))
     sg.get_source_pose_port(source).FixValue(context, poses)
     query = sg.get_query_output_port().Eval(context)
     rep = HydroelasticContactRepresentation.kPolygon
@@ -387,14 +470,18 @@ def table(args):
               f" — {datetime.date.today()}, {platform.machine()} {os.cpu_count()} cores, NUMBA_NUM_THREADS={all_t}, "
               f"median of {args.repeat}, hydro and Drake interleaved in {args.rounds} rounds")
     print(header)
+    hydro_case(scenes()["sphere into box, 5 mm"][0], 16)["query"](1)  # load the compiled kernels first
+    costs = fixed_cost_us()
+    print("# hydro's fixed cost per collide call (1 thread; µs of CPU time / wall): "
+          + "; ".join(f"{scene}, {label}: {c:.1f} / {w:.1f}" for (scene, label), (c, w) in costs.items()))
     cols = ["h (mm)"] + [f"hydro {n}T ms" for n in threads] + ["Drake ms"] + (["Newton ms"] if newton else []) + [
-        f"Drake / hydro {all_t}T"] + ([f"Newton / hydro 1T"] if newton else []) + [
+        f"Drake / hydro {all_t}T", "hydro 1T CPU ms", "Drake CPU ms", "Drake / hydro 1T CPU",
+        f"hydro {all_t}T / 1T", f"hydro {all_t}T / 1T p20"] + ([f"Newton / hydro 1T"] if newton else []) + [
         "hydro F err", "Drake F err"] + (["Newton F err"] if newton else []) + [
         "hydro A err", "Drake A err"] + (["Newton A err"] if newton else []) + [
         "hydro tri", "Drake poly"] + (["Newton tri"] if newton else [])
     print("| scene | " + " | ".join(cols) + " |")
     print("|" + "---|" * (1 + len(cols)))
-    hydro_case(scenes()["sphere into box, 5 mm"][0], 16)["query"](1)  # load the compiled kernels first
     for name, (shapes, (f_ref, a_ref), drake_ref) in scenes().items():
         if args.only and args.only not in name:
             continue
@@ -403,7 +490,8 @@ def table(args):
         dk = drake_case(shapes, hy["h"])
         queries = {n: (lambda n=n: hy["query"](n)) for n in threads}
         queries["drake"] = dk["query"]
-        ms = interleaved_medians(queries, args.repeat, args.rounds)
+        cpu, low = {}, {}
+        ms = interleaved_medians(queries, args.repeat, args.rounds, cpu=cpu, low=low)
         hy.update(hy["result"](), ms=ms)
         dk.update(dk["result"](), ms=ms["drake"])
         nw = None
@@ -416,7 +504,9 @@ def table(args):
         cells = [f"{hy['h'] * 1e3:.2f}"] + [f"{hy['ms'][n]:.3g}" for n in threads] + [f"{dk['ms']:.3g}"]
         na = newton and nw is None  # Newton installed, but failed on this row
         cells += [f"{nw['ms']:.3g}"] if nw else ["–"] if na else []
-        cells += [f"{dk['ms'] / hy['ms'][all_t]:.2g}×"]
+        cells += [f"{dk['ms'] / hy['ms'][all_t]:.2g}×", f"{cpu[1]:.3g}", f"{cpu['drake']:.3g}",
+                  f"{cpu['drake'] / cpu[1]:.2g}×", f"{hy['ms'][all_t] / hy['ms'][1]:.2f}",
+                  f"{low[all_t] / low[1]:.2f}"]
         cells += [f"{nw['ms'] / hy['ms'][1]:.3g}×"] if nw else ["–"] if na else []
         cells += [_err(hy["force"], f_ref), _err(dk["force"], drake_ref)]
         cells += [_err(nw["force"], f_ref)] if nw else ["–"] if na else []

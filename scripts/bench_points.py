@@ -104,6 +104,23 @@ def time_hydro(shapes, repeat, device="cpu"):
     return float(np.median(times)) * 1e3, len(c)
 
 
+def thread_ratio(shapes, repeat, device="cpu"):
+    """Wall time at all Numba threads over that at one (a new pipeline, timed interleaved)."""
+    import numba
+
+    from _timing import median_ms_by_threads
+    from hydro.contact.point_pipeline import PointContactPipeline
+
+    n = numba.config.NUMBA_NUM_THREADS
+    if device != "cpu" or n == 1:
+        return None
+    model = hydro_model(shapes)
+    low = {}
+    ms = median_ms_by_threads(PointContactPipeline(model, device=device), model.shape_world_poses(),
+                              max(repeat, 30), (1, n), rounds=max(repeat, 30), low=low)
+    return ms[n] / ms[1], low[n] / low[1]
+
+
 def time_mujoco(shapes, repeat):
     import mujoco
 
@@ -133,13 +150,16 @@ def print_table(repeat, max_boxes, device="cpu"):
     print(f"# point contacts vs MuJoCo mj_collision — hydro on {device.upper()}, "
           f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'all cores')}, MuJoCo single-threaded, "
           f"median of {repeat}")
-    header = f"{'scene':<32} {'hydro ms':>9} {'contacts':>8} {'MuJoCo ms':>9} {'contacts':>8} {'hydro/MuJoCo':>12}"
+    header = (f"{'scene':<32} {'hydro ms':>9} {'contacts':>8} {'MuJoCo ms':>9} {'contacts':>8} {'hydro/MuJoCo':>12} "
+              f"{'NT/1T':>6} {'p20':>5}")
     print(header)
     print("-" * len(header))
     for name, shapes in scenes(max_boxes):
         th, nh = time_hydro(shapes, repeat, device)
         tm, nm = time_mujoco(shapes, repeat)
-        print(f"{name:<32} {th:>9.3f} {nh:>8d} {tm:>9.3f} {nm:>8d} {th / tm:>12.2f}")
+        ratio = thread_ratio(shapes, repeat, device)
+        nt = f"{ratio[0]:>6.2f} {ratio[1]:>5.2f}" if ratio is not None else "     -     -"
+        print(f"{name:<32} {th:>9.3f} {nh:>8d} {tm:>9.3f} {nm:>8d} {th / tm:>12.2f} {nt}")
 
 
 def main():

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from .config import collision_config
+from .contacts import CF_COUNT, CI_COUNT, PackedContacts
 from .pipeline import HydroelasticPipeline
 from .point_pipeline import PointContactPipeline, hydroelastic_routed
 from .types import CONTACT_HYDROELASTIC, CONTACT_POINT, CollisionResult, Contacts, PatchTriangles
@@ -48,38 +50,56 @@ class CollisionPipeline:
     def collide(self, shape_poses, *, triangles: bool = False) -> CollisionResult:
         """Contacts of every pair at world ``shape_poses`` (S, 7); ``triangles``: also the
         hydroelastic patch triangles (``result.triangles``)."""
-        if self.has_hydroelastic:
-            hyd = self.hydroelastic.collide(shape_poses, triangles=triangles)
-        else:
-            hyd = None
+        if not self.has_points:
+            if self.has_hydroelastic:
+                # one path: its result as it is (its rows, pairs and kinds are the whole table)
+                return self.hydroelastic.collide(shape_poses, triangles=triangles)
+            return self._empty(shape_poses, triangles)
+        hyd = self.hydroelastic.collide(shape_poses, triangles=triangles) if self.has_hydroelastic else None
         call = CallRecord(self.device)
-        if self.has_points:
-            points, pa, pb, call = self.point.collide(shape_poses, call=call)
-        else:
-            points, pa, pb = Contacts.empty(0), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        points, pa, pb, call = self.point.collide(shape_poses, call=call)
         call.handle_overflow(self.config.overflow)
         if hyd is None:
-            hyd_contacts = Contacts.empty(0)
-            h_a = h_b = np.zeros(0, np.int32)
-            overflow, timings, counts = [], {}, {}
             tri = PatchTriangles(np.zeros((0, 3, 3)), np.zeros((0, 3)), np.zeros((0, 3))) if triangles else None
-
-            def load_patch():
-                return Contacts.empty(0)
+            return CollisionResult(points, pa.astype(np.int32), pb.astype(np.int32), patch_loader=_empty_table,
+                                   overflow=call.overflow, timings_ms=call.timings_ms, counts=call.counts,
+                                   triangles=tri, pair_kind=np.full(len(pa), CONTACT_POINT, np.int32))
+        h_a, h_b = hyd.pair_shape_a, hyd.pair_shape_b
+        hyd_contacts = hyd.contacts
+        if len(points) and len(h_a):
+            points.pair += len(h_a)
+        # one table, hydroelastic rows first (a side without rows adds nothing to copy)
+        if not len(points):
+            contacts = hyd_contacts
+        elif not len(hyd_contacts):
+            contacts = points
         else:
-            hyd_contacts = hyd.contacts
-            h_a, h_b = hyd.pair_shape_a, hyd.pair_shape_b
-            overflow, timings, counts, tri = list(hyd.overflow), dict(hyd.timings_ms), dict(hyd.counts), hyd.triangles
-
-            def load_patch(hyd=hyd):
-                return hyd.patch
-        points.pair += len(h_a)
-        contacts = Contacts.concatenate([hyd_contacts, points])
+            contacts = Contacts.concatenate([hyd_contacts, points])
         kind = np.concatenate([np.full(len(h_a), CONTACT_HYDROELASTIC, np.int32),
                                np.full(len(pa), CONTACT_POINT, np.int32)])
+        timings = dict(hyd.timings_ms)
         timings.update(call.timings_ms)
+        counts = dict(hyd.counts)
         counts.update(call.counts)
+
+        def load_patch(hyd=hyd):
+            return hyd.patch
+
         return CollisionResult(contacts, np.concatenate([h_a, pa]).astype(np.int32),
                                np.concatenate([h_b, pb]).astype(np.int32), patch_loader=load_patch,
-                               overflow=overflow + call.overflow, timings_ms=timings, counts=counts, triangles=tri,
-                               pair_kind=kind)
+                               overflow=list(hyd.overflow) + call.overflow, timings_ms=timings, counts=counts,
+                               triangles=hyd.triangles, pair_kind=kind)
+
+    def _empty(self, shape_poses, triangles) -> CollisionResult:
+        """A scene where no pair may collide: the poses are still checked."""
+        self.point._check_poses(shape_poses)
+        if not isinstance(triangles, (bool, np.bool_)):
+            raise InputError(f"triangles must be True or False, got {triangles!r}")
+        tri = PatchTriangles(np.zeros((0, 3, 3)), np.zeros((0, 3)), np.zeros((0, 3))) if triangles else None
+        none = np.zeros(0, np.int32)
+        return CollisionResult(_empty_table(), none, none.copy(), patch_loader=_empty_table, triangles=tri,
+                               pair_kind=none.copy())
+
+
+def _empty_table() -> Contacts:
+    return PackedContacts(np.zeros((0, CF_COUNT), np.float32), np.zeros((0, CI_COUNT), np.int32))

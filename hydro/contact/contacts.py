@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backend import device_fn
 from .pair_setup import PI_ENV, PI_SHAPE_A, PI_SHAPE_B, b_dir_to_world, b_to_world
-from .types import Contacts
+from .types import CONTACT_FIELDS, Contacts
 
 # Columns of the packed contact buffers: contact_f (N, CF_COUNT) float32, contact_i (N, CI_COUNT) int32
 CF_POINT = 0  # 3
@@ -281,18 +281,92 @@ _F_COLUMNS = (("area", CF_AREA), ("depth", CF_DEPTH), ("pressure", CF_PRESSURE),
 _I_COLUMNS = (("shape_a", CI_SHAPE_A), ("shape_b", CI_SHAPE_B), ("env", CI_ENV), ("pair", CI_PAIR))
 
 
-def contacts_from_buffers(f, i) -> Contacts:
-    """A :class:`~hydro.contact.types.Contacts` table from packed host buffers (copied)."""
-    f = np.array(f, copy=True)
-    i = np.array(i, copy=True)
-    n = len(f)
-    zeros = np.zeros((3, n), np.float32)  # damping, and friction until set_pair_materials
-    return Contacts(point=f[:, CF_POINT:CF_POINT + 3], normal=f[:, CF_NORMAL:CF_NORMAL + 3], area=f[:, CF_AREA],
-                    depth=f[:, CF_DEPTH], pressure=f[:, CF_PRESSURE], force=f[:, CF_FORCE],
-                    stiffness=f[:, CF_STIFFNESS], weight=f[:, CF_WEIGHT], shape_a=i[:, CI_SHAPE_A],
-                    shape_b=i[:, CI_SHAPE_B], env=i[:, CI_ENV], pair=i[:, CI_PAIR],
-                    speculative=i[:, CI_SPECULATIVE] != 0, kind=np.zeros(n, np.int32), damping=zeros[0],
-                    friction=zeros[1], static_friction=zeros[2])
+def contacts_from_buffers(f, i, shape_friction=None) -> Contacts:
+    """A :class:`~hydro.contact.types.Contacts` table from packed host buffers (copied; its columns
+    made when first read, :class:`PackedContacts`). ``shape_friction``: the shapes' friction
+    (``Contacts.set_pair_materials``), else friction 0."""
+    return PackedContacts(np.array(f, copy=True), np.array(i, copy=True), shape_friction)
+
+
+class _Column:
+    """A column of :class:`PackedContacts`, made on first read and then kept in the instance (a
+    non-data descriptor: the instance's own attribute wins from then on, so a read costs what a
+    plain attribute does, and assigning one replaces it as on any Contacts)."""
+
+    __slots__ = ("name", "make")
+
+    def __init__(self, name, make):
+        self.name = name
+        self.make = make
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = self.make(obj)
+        obj.__dict__[self.name] = value
+        return value
+
+
+def _friction_columns(c, name):
+    """Both friction columns at once (one pass over the rows); the one asked for."""
+    n = len(c)
+    d = c.__dict__
+    m = c._shape_friction
+    if m is None or n == 0:
+        d["friction"] = np.zeros(n, np.float32)
+        d["static_friction"] = np.zeros(n, np.float32)
+    else:
+        Contacts.set_pair_materials(c, m)  # reads shape_a/shape_b (made here) and sets both
+    return d[name]
+
+
+class PackedContacts(Contacts):
+    """A :class:`~hydro.contact.types.Contacts` table over packed rows (``f`` (N, CF_COUNT)
+    float32, ``i`` (N, CI_COUNT) int32, owned by the table): each column is made — a view of the
+    rows, or computed (``speculative``, ``kind``, ``damping``, the friction columns) — the first
+    time it is read, so a ``collide`` call whose table is never read, or only partly, costs
+    nothing for the rest. Reading, assigning and every method work as on an eagerly built table,
+    with the same values (``tests/test_pipeline.py`` compares them column by column)."""
+
+    def __init__(self, f, i, shape_friction=None):  # noqa: super().__init__ would make every column
+        d = self.__dict__
+        d["_f"] = f
+        d["_i"] = i
+        d["_shape_friction"] = shape_friction
+
+    def __len__(self) -> int:
+        return len(self._f)
+
+    def set_pair_materials(self, shape_friction) -> None:
+        # the friction columns, when read, from these shapes' friction
+        self.__dict__.pop("friction", None)
+        self.__dict__.pop("static_friction", None)
+        self.__dict__["_shape_friction"] = np.ascontiguousarray(shape_friction, dtype=np.float64)
+
+    def materialize(self) -> "PackedContacts":
+        """Make every column now (returns the table)."""
+        for name in CONTACT_FIELDS:
+            getattr(self, name)
+        return self
+
+
+def _f_column(lo, hi=None):
+    return (lambda c: c._f[:, lo:hi]) if hi is not None else (lambda c: c._f[:, lo])
+
+
+for _name, _make in (("point", _f_column(CF_POINT, CF_POINT + 3)), ("normal", _f_column(CF_NORMAL, CF_NORMAL + 3)),
+                     ("area", _f_column(CF_AREA)), ("depth", _f_column(CF_DEPTH)),
+                     ("pressure", _f_column(CF_PRESSURE)), ("force", _f_column(CF_FORCE)),
+                     ("stiffness", _f_column(CF_STIFFNESS)), ("weight", _f_column(CF_WEIGHT)),
+                     ("shape_a", lambda c: c._i[:, CI_SHAPE_A]), ("shape_b", lambda c: c._i[:, CI_SHAPE_B]),
+                     ("env", lambda c: c._i[:, CI_ENV]), ("pair", lambda c: c._i[:, CI_PAIR]),
+                     ("speculative", lambda c: c._i[:, CI_SPECULATIVE] != 0),
+                     ("kind", lambda c: np.zeros(len(c), np.int32)),
+                     ("damping", lambda c: np.zeros(len(c), np.float32)),
+                     ("friction", lambda c: _friction_columns(c, "friction")),
+                     ("static_friction", lambda c: _friction_columns(c, "static_friction"))):
+    setattr(PackedContacts, _name, _Column(_name, _make))
+del _name, _make
 
 
 def contacts_to_buffers(contacts: Contacts):

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..backend import SERIAL_BELOW, cpu_exclusive_scan, cpu_jit, device_fn
 from .broad_phase import SWEEP, shape_boxes_into, sweep_order_into
+from .deep_overlap import _any_may_be_deep
 from .marching import MARCHING_CUBES
 from .pair_setup import PAIR_SETUP
 from .polytope import POLYTOPE_CONTACTS
@@ -41,7 +42,8 @@ OK, GROW = 0, 1
 S_CODE, S_SETTING, S_REQUIRED = 0, 1, 2
 S_PAIRS, S_BRICKS, S_CELLS8, S_CELLS4, S_BLOCKS, S_TRIANGLES, S_POLYGON_TRIANGLES, S_CONTACTS, S_REDUCED = range(3, 12)
 S_OVERFLOW = 12  # + setting
-STATUS_LEN = S_OVERFLOW + len(SETTINGS)
+S_DEEP = S_OVERFLOW + len(SETTINGS)  # 1: a pair may be in deep overlap (the host's fallback looks)
+STATUS_LEN = S_DEEP + 1
 
 
 def _launcher(k, threaded, serial_below=None):
@@ -106,7 +108,7 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
 
     @cpu_jit
     def cpu_collide(poses, explicit_pairs, n_explicit, box_lo, box_hi, pad, hydro_shapes, shapes, filt, sdf, pairs,
-                    settings, capacities, explicit, ws, cells, blocks, contacts, reduction, status):
+                    settings, capacities, explicit, ws, cells, blocks, contacts, reduction, deep, status):
         """One call of the hydroelastic pipeline (see the module docstring). Returns nothing; the
         counts are in ``status``.
 
@@ -116,7 +118,9 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
         polygon_counts, polygon_offsets); ``cells``: (flags, offsets, masks, pair0, ijk0, pair1,
         ijk1); ``blocks``: (pair, ijk, corners, counts, offsets); ``contacts``: (contact_f,
         contact_i, triangle_f); ``reduction``: (groups, slot_f, slot_i, counts, offsets, out_f,
-        out_i).
+        out_i); ``deep``: (centre, inradius, lo, hi, margin) per shape of the deep-overlap test
+        (:class:`~hydro.contact.deep_overlap.DeepOverlap`; inradius 0: never deep), whose answer
+        goes to ``status[S_DEEP]`` so that a call with no pair near deep overlap leaves it alone.
         """
         shape_sdf, stiffness, margin, gap, env = shapes
         exact, polygons, interface, clamp, reduce, budget, triangles, polygon_cells = settings
@@ -248,6 +252,10 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
             capacity = capacities[SET_REDUCED]
             compact(n_pairs * budget, (budget, slot_f, slot_i, slot_counts, slot_offsets, out_f, out_i, capacity))
             status[S_REDUCED] = min(total, capacity)
+        deep_center, deep_inradius, deep_lo, deep_hi, deep_margin = deep
+        if n_pairs > 0 and _any_may_be_deep(poses, pair_a[:n_pairs], pair_b[:n_pairs], deep_center, deep_inradius,
+                                            deep_lo, deep_hi, deep_margin):
+            status[S_DEEP] = 1
         status[S_CODE] = OK
 
     return cpu_collide

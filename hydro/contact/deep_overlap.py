@@ -161,10 +161,12 @@ class DeepOverlap:
         n = np.linalg.norm(g)
         return g / n if n > 0 and np.isfinite(n) else np.array([0.0, 0.0, 1.0])
 
-    def contacts(self, poses, pair_a, pair_b, contacts: Contacts) -> Contacts | None:
+    def contacts(self, poses, pair_a, pair_b, contacts: Contacts, *, stacklevel: int = 4) -> Contacts | None:
         """Fallback contacts for the pairs (A, B as the pipeline ordered them) whose patch force is
         below F_fallback (module docstring); None when there are none. Vectorised over pairs: one
-        φ evaluation per distinct SDF and orientation."""
+        φ evaluation per distinct SDF and orientation. ``stacklevel``: the warning's, as for
+        ``warnings.warn`` counted from here (the default names the caller of a
+        ``CollisionPipeline.collide`` that called the pipeline's ``collide``, which called this)."""
         model = self.model
         n = len(pair_a)
         if n == 0:
@@ -238,7 +240,7 @@ class DeepOverlap:
                               f"hydroelastic patch cannot carry it ({model.shape_path[x]} is sunk {-best_e[p]:.3g} m "
                               f"into the other at its centre); a fallback contact of {best_force[p]:.4g} N along "
                               f"the SDF gradient pushes them apart (docs/limits.md)", HydroelasticLimitWarning,
-                              stacklevel=4)
+                              stacklevel=stacklevel)
         return out
 
 

@@ -13,6 +13,8 @@ target.
 
 from __future__ import annotations
 
+import time
+
 import numba
 import numpy as np
 
@@ -25,8 +27,8 @@ from ..scene.material import DEFAULT_MATERIAL, material_row
 from ..transforms import check_poses, normalized_poses_into
 from .broad_phase import SWEEP, pair_filter, shape_boxes, sweep_order
 from .config import hydroelastic_config
-from .contacts import TF_COUNT, contacts_from_buffers
-from .cpu_driver import (GROW, S_BLOCKS, S_BRICKS, S_CELLS4, S_CELLS8, S_CODE, S_CONTACTS, S_OVERFLOW, S_PAIRS,
+from .contacts import CF_COUNT, CI_COUNT, TF_COUNT, PackedContacts
+from .cpu_driver import (GROW, S_BLOCKS, S_BRICKS, S_CELLS4, S_CELLS8, S_CODE, S_CONTACTS, S_DEEP, S_OVERFLOW, S_PAIRS,
                          S_POLYGON_TRIANGLES, S_REDUCED, S_REQUIRED, S_SETTING, S_TRIANGLES, SETTINGS, STATUS_LEN,
                          cpu_collide_build)
 from .deep_overlap import DeepOverlap, shape_size_findings, warn_findings
@@ -36,7 +38,8 @@ from .pair_setup import PAIR_SETUP, PI_COUNT, PairView
 from .polytope import POLYTOPE_CONTACTS
 from .reduction import reduce_on_device
 from .refine import REFINE_BRICKS, REFINE_CHILDREN
-from .types import CollisionResult, Contacts, PatchTriangles
+from .threads import ThreadChoice
+from .types import CollisionResult, Contacts, Overflow, PatchTriangles
 from .workspace import Buffer, CallRecord, ContactOverflowError, ContactWorkspace, reserve
 
 __all__ = ["ContactOverflowError", "HydroelasticPipeline"]
@@ -51,6 +54,13 @@ THREADED_BLOCKS = 1024
 THREADED_TRIANGLES = 4096
 THREADED_BRICKS = 16384
 THREADED_PAIRS = 256
+
+
+def _worth_threads(pairs, bricks, blocks, triangles) -> bool:
+    """The size gate of :class:`~hydro.contact.threads.ThreadChoice`: whether a call this big may
+    run on threads at all (above it, measured cost decides)."""
+    return (blocks >= THREADED_BLOCKS or triangles >= THREADED_TRIANGLES or bricks >= THREADED_BRICKS
+            or pairs >= THREADED_PAIRS)
 
 
 class HydroelasticPipeline:
@@ -116,12 +126,16 @@ class HydroelasticPipeline:
                                           brick_count=sum(f.brick_count for f in hydro_sdfs),
                                           fine_brick_count=sum(f.fine_brick_count for f in hydro_sdfs))
         self.calls = 0
+        self._compiled = not (dev.is_cuda or self.stage_timings)  # one compiled call (the CPU), or stages
         # the compiled CPU call's per-shape arrays and status
         self._shape_arrays = (self.d_shape_sdf, self.d_shape_stiffness, self.d_shape_margin, self.d_shape_gap,
                               self.d_shape_env)
         self._no_pairs = np.zeros((1, 2), np.int32)
         self._status = np.zeros(STATUS_LEN, np.int64)
-        self._threaded = False  # the first call runs serially; later ones by the last one's size
+        self._threaded = False  # the first call runs serially; later ones as thread_choice says
+        self.thread_choice = ThreadChoice(_worth_threads)
+        self._thread_mode = "auto"
+        self._one_thread_last = False  # the last call was big but had one Numba thread
         self._driver_key = None  # (triangles, Buffer.generation, reduction pairs) its arguments were built for
         self._driver_args = None
         self._entries = {}  # (build, pairs' type) -> the compiled entry point for the current arguments
@@ -130,11 +144,32 @@ class HydroelasticPipeline:
         self._limit_warnings = set()
         warn_findings(shape_size_findings(model), self._limit_warnings)
         self.deep_overlap = DeepOverlap(model) if self.config.deep_overlap_fallback else None
+        # the compiled call's test for it (inradius 0: never deep, when the fallback is off)
+        d = self.deep_overlap
+        self._deep_arrays = ((d.center, d.inradius, d.lo, d.hi, d.margin) if d is not None else
+                             (np.zeros((n, 3)), np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(n)))
+
+    @property
+    def thread_mode(self) -> str:
+        """How the compiled CPU calls use Numba's threads: ``"auto"`` (default: by size and measured
+        cost, :class:`~hydro.contact.threads.ThreadChoice`), ``"serial"`` (never) or ``"threaded"``
+        (every call, when Numba has more than one thread), from the next call on."""
+        return self._thread_mode
+
+    @thread_mode.setter
+    def thread_mode(self, mode):
+        if mode not in ("auto", "serial", "threaded"):
+            raise InputError(f"thread_mode must be 'auto', 'serial' or 'threaded', got {mode!r}")
+        self._thread_mode = mode
+        if mode != "auto":
+            self._threaded = mode == "threaded" and numba.get_num_threads() > 1
+            self._one_thread_last = False
 
     @property
     def next_build(self):
         """The compiled CPU call the next ``collide`` runs, as a key (None on CUDA or with
-        ``stage_timings``): a call that was big enough moves the next one to the threaded build,
+        ``stage_timings``): :attr:`thread_mode` (by default the measured choice of
+        :class:`~hydro.contact.threads.ThreadChoice`) may move the next one to the threaded build,
         which compiles (or loads) then. The command line calls once more before it times a call."""
         if self.device.is_cuda or self.stage_timings:
             return None
@@ -149,40 +184,89 @@ class HydroelasticPipeline:
         return the patch triangles' vertices (``result.triangles``, one row per ``result.patch``
         contact), for drawing the patch.
         """
+        if self._compiled:
+            return self._collide_compiled(shape_poses, pairs, triangles)
         poses = self._check_poses(shape_poses)
         if not isinstance(triangles, (bool, np.bool_)):
             raise InputError(f"triangles must be True or False, got {triangles!r}")
         call = CallRecord(self.device)
         n_reduced = None
-        if self.device.is_cuda or self.stage_timings:
-            with call.stage("broad_phase"):
-                n_pairs = self._broad_phase(call, poses, pairs)
-            with call.stage("pair_setup"):
-                n_bricks = self._pair_setup(call, n_pairs)
-            with call.stage("refine"):
-                n_blocks = self._refine(call, n_pairs, n_bricks)
-            with call.stage("marching_cubes"):
-                n_tri = self._march(call, n_pairs, n_blocks, triangles)
-            self.calls += 1
-            if self.config.reduce_contacts:
-                with call.stage("reduce"):
-                    n_reduced = self._reduce(call, n_pairs, n_tri)
-        else:
-            with call.stage("stages"):
-                n_pairs, n_tri, n_reduced = self._compiled_call(call, poses, pairs, triangles)
-            self.calls += 1
+        with call.stage("broad_phase"):
+            n_pairs = self._broad_phase(call, poses, pairs)
+        with call.stage("pair_setup"):
+            n_bricks = self._pair_setup(call, n_pairs)
+        with call.stage("refine"):
+            n_blocks = self._refine(call, n_pairs, n_bricks)
+        with call.stage("marching_cubes"):
+            n_tri = self._march(call, n_pairs, n_blocks, triangles)
+        self.calls += 1
+        if self.config.reduce_contacts:
+            with call.stage("reduce"):
+                n_reduced = self._reduce(call, n_pairs, n_tri)
         with call.stage("download"):
             results = self._download(n_pairs, n_tri, n_reduced, triangles)
         if self.deep_overlap is not None:
             with call.stage("deep_overlap"):
-                extra = self.deep_overlap.contacts(poses, results["pair_shape_a"], results["pair_shape_b"],
-                                                   results["contacts"])
-            if extra is not None:  # result.patch stays the meshed patch
-                extra.set_pair_materials(self.shape_material)
-                results["contacts"] = Contacts.concatenate([results["contacts"], extra])
-            call.counts["deep_overlap"] = 0 if extra is None else len(extra)
+                self._add_deep_overlap(poses, results, call.counts, stacklevel=5)
         call.handle_overflow(self.config.overflow)
         return CollisionResult(**results, overflow=call.overflow, timings_ms=call.timings_ms, counts=call.counts)
+
+    def _add_deep_overlap(self, poses, results, counts, stacklevel):
+        """The fallback contacts of pairs in deep overlap, after the patch's (``results``)."""
+        # the warning names the caller of CollisionPipeline.collide (``stacklevel``: the frames
+        # from the fallback's to it)
+        extra = self.deep_overlap.contacts(poses, results["pair_shape_a"], results["pair_shape_b"], results["contacts"],
+                                           stacklevel=stacklevel)
+        if extra is not None:  # result.patch stays the meshed patch
+            extra.set_pair_materials(self.shape_material)
+            results["contacts"] = Contacts.concatenate([results["contacts"], extra])
+        counts["deep_overlap"] = 0 if extra is None else len(extra)
+
+    def _collide_compiled(self, shape_poses, pairs, triangles) -> CollisionResult:
+        """:meth:`collide` on the CPU: one compiled call (:func:`~hydro.contact.cpu_driver.cpu_collide`)
+        and what it must return, nothing else in Python per call — the pair list copied out, the
+        contact rows copied into a table whose columns are made when read (:class:`PackedContacts`),
+        the deep-overlap fallback only when the call found a pair near it, counts from the status."""
+        t0 = time.perf_counter()
+        poses = self._check_poses(shape_poses)
+        if not isinstance(triangles, (bool, np.bool_)):
+            raise InputError(f"triangles must be True or False, got {triangles!r}")
+        overflow = []
+        status = self._compiled_call(overflow, poses, pairs, triangles)
+        self.calls += 1
+        t1 = time.perf_counter()
+        counts = self._counts(status)
+        n_pairs, n_tri = status[S_PAIRS], status[S_CONTACTS]
+        if n_pairs or triangles:
+            results = self._download(n_pairs, n_tri, status[S_REDUCED] if self.config.reduce_contacts else None,
+                                     triangles)
+        else:  # nothing to copy: no pair, so no contact
+            none = np.empty(0, np.int32)
+            results = dict(contacts=self._no_contacts(), pair_shape_a=none, pair_shape_b=none.copy(), patch=None,
+                           patch_loader=self._no_contacts, triangles=None)
+        t2 = time.perf_counter()
+        timings = {"stages": (t1 - t0) * 1e3, "download": (t2 - t1) * 1e3}
+        if self.deep_overlap is not None:
+            if status[S_DEEP]:
+                self._add_deep_overlap(poses, results, counts, stacklevel=6)
+                timings["deep_overlap"] = (time.perf_counter() - t2) * 1e3
+            else:
+                counts["deep_overlap"] = 0
+                timings["deep_overlap"] = 0.0
+        if overflow:
+            call = CallRecord(self.device)
+            call.overflow = overflow
+            call.handle_overflow(self.config.overflow)
+        return CollisionResult(**results, overflow=overflow, timings_ms=timings, counts=counts)
+
+    def _counts(self, status) -> dict:
+        """A compiled call's counts, from its status (a list)."""
+        counts = {"pairs": status[S_PAIRS], "candidate_bricks": status[S_BRICKS], f"cells_{BRICK}": status[S_CELLS8],
+                  f"cells_{BRICK // 2}": status[S_CELLS4], "cells_2": status[S_BLOCKS],
+                  "triangles": status[S_TRIANGLES], "polygon_triangles": status[S_POLYGON_TRIANGLES]}
+        if self.config.reduce_contacts:
+            counts["reduced"] = status[S_REDUCED]
+        return counts
 
     # -- all stages in one compiled call (the CPU) --------------------------------------------------
     def _setting_buffers(self, setting, triangles):
@@ -218,8 +302,9 @@ class HydroelasticPipeline:
         settings = (bool(cfg.exact_primitives), self.polygons, interface_code(cfg.interface),
                     float(cfg.mc_edge_clamp_min), bool(cfg.reduce_contacts), int(cfg.max_contacts_per_pair),
                     bool(triangles), float(cfg.polygon_cells))
+        self._pair_view = PairView(ws.pair_f.array, ws.pair_i.array)
         args = (self.box_lo, self.box_hi, self.shape_pad, self.hydro_shapes, self._shape_arrays, self.pair_filter,
-                self.sdf_view, PairView(ws.pair_f.array, ws.pair_i.array), settings, capacities, explicit,
+                self.sdf_view, self._pair_view, settings, capacities, explicit,
                 (uploads["aabb"], uploads["rot"], uploads["center"], uploads["half"], uploads["order"],
                  ws.sweep_counts, ws.sweep_offsets, ws.pair_a.array, ws.pair_b.array, ws.pair_counts.array,
                  ws.pair_offsets.array, ws.polygon_scratch.array, ws.polygon_counts.array, ws.polygon_offsets.array),
@@ -228,14 +313,15 @@ class HydroelasticPipeline:
                 (ws.block_pair.array, ws.block_ijk.array, ws.block_corners.array, ws.block_counts.array,
                  ws.block_offsets.array),
                 (ws.contact_f.array, ws.contact_i.array, ws.triangles().array if triangles else ws.no_triangles),
-                (red.groups, red.slot_f, red.slot_i, red.counts, red.offsets, ws.reduced_f.array, ws.reduced_i.array))
+                (red.groups, red.slot_f, red.slot_i, red.counts, red.offsets, ws.reduced_f.array, ws.reduced_i.array),
+                self._deep_arrays)
         return args, capacities
 
-    def _compiled_call(self, call, poses, pairs, triangles):
+    def _compiled_call(self, overflow, poses, pairs, triangles):
         """Every stage in :func:`~hydro.contact.cpu_driver.cpu_collide`, growing automatic
-        buffers and calling again when it asks; returns (pairs, patch contacts, reduced or None)."""
+        buffers and calling again when it asks; returns its status (a list: the counts) and
+        appends what an explicit capacity clipped to ``overflow``."""
         ws = self.workspace
-        cfg = self.config
         if pairs is None:
             explicit_pairs, n_explicit = self._no_pairs, -1
         else:
@@ -244,21 +330,30 @@ class HydroelasticPipeline:
             if n_explicit == 0:
                 explicit_pairs = self._no_pairs
         status = self._status
+        threaded = self._threaded
+        if self._one_thread_last and numba.get_num_threads() > 1:  # threads back: the plan before
+            threaded = self.thread_choice.resume()
+        timed = True
+        t0 = time.perf_counter()
         while True:
             key = (bool(triangles), Buffer.generation, ws.reduction.pairs)
             if self._driver_key != key:
                 self._driver_args, capacities = self._driver_arguments(triangles)
                 self._driver_key = key
                 self._entries.clear()  # entry points for the previous arguments' types
-            build = cpu_collide_build(threaded=self._threaded, polygons=self.polygons, reduce=cfg.reduce_contacts)
             args = (poses, explicit_pairs, n_explicit, *self._driver_args, status)
-            entry_key = (build, explicit_pairs.dtype.str, explicit_pairs.flags.c_contiguous)
+            entry_key = (threaded, explicit_pairs.dtype.str, explicit_pairs.flags.c_contiguous)
             entry = self._entries.get(entry_key)
             if entry is None:
                 # the first call of these argument types goes through the dispatcher (compiling
                 # or loading); later ones call its compiled entry point directly, which skips
                 # typing ~70 arguments (12 µs of a 0.2 ms box-on-box call)
+                build = cpu_collide_build(threaded=threaded, polygons=self.polygons,
+                                          reduce=self.config.reduce_contacts)
+                known = len(build.overloads)
                 build(*args)
+                if len(build.overloads) != known:
+                    timed = False  # it compiled, or loaded from the disk cache
                 sig = tuple(build.typeof_pyval(a) for a in args)
                 if sig in build.overloads:
                     self._entries[entry_key] = build.overloads[sig].entry_point
@@ -266,30 +361,31 @@ class HydroelasticPipeline:
                 entry(*args)
             if status[S_CODE] != GROW:
                 break
+            timed = False
             reserve(int(status[S_REQUIRED]), *self._setting_buffers(SETTINGS[int(status[S_SETTING])], triangles))
-        capacities = self._driver_args[9]
-        self._pair_view = PairView(ws.pair_f.array, ws.pair_i.array)
-        for k, setting in enumerate(SETTINGS):
-            if status[S_OVERFLOW + k] >= 0:
-                call.note_overflow(setting, int(capacities[k]), int(status[S_OVERFLOW + k]))
-        # threads for the next call when this one had a stage big enough to share out (a small
-        # scene never compiles or starts them)
-        self._threaded = (int(status[S_BLOCKS]) >= THREADED_BLOCKS or int(status[S_TRIANGLES]) >= THREADED_TRIANGLES
-                          or int(status[S_BRICKS]) >= THREADED_BRICKS or int(status[S_PAIRS]) >= THREADED_PAIRS
-                          ) and numba.get_num_threads() > 1
-        counts = call.counts
-        counts["pairs"] = int(status[S_PAIRS])
-        counts["candidate_bricks"] = int(status[S_BRICKS])
-        counts[f"cells_{BRICK}"] = int(status[S_CELLS8])
-        counts[f"cells_{BRICK // 2}"] = int(status[S_CELLS4])
-        counts["cells_2"] = int(status[S_BLOCKS])
-        counts["triangles"] = int(status[S_TRIANGLES])
-        counts["polygon_triangles"] = int(status[S_POLYGON_TRIANGLES])
-        n_reduced = None
-        if cfg.reduce_contacts:
-            n_reduced = int(status[S_REDUCED])
-            counts["reduced"] = n_reduced
-        return int(status[S_PAIRS]), int(status[S_CONTACTS]), n_reduced
+        seconds = time.perf_counter() - t0
+        st = status.tolist()
+        n_pairs, n_bricks, n_blocks, n_tri = st[S_PAIRS], st[S_BRICKS], st[S_BLOCKS], st[S_TRIANGLES]
+        if max(st[S_OVERFLOW:S_OVERFLOW + len(SETTINGS)]) >= 0:
+            capacities = self._driver_args[9]
+            for k, setting in enumerate(SETTINGS):
+                if st[S_OVERFLOW + k] >= 0:
+                    overflow.append(Overflow(setting, int(capacities[k]), st[S_OVERFLOW + k]))
+        # threads for the next call: by this call's size and what the two modes cost (a small
+        # scene never compiles or starts them; threads.ThreadChoice)
+        mode = self._thread_mode
+        self._one_thread_last = False
+        if mode == "auto":
+            if threaded or _worth_threads(n_pairs, n_bricks, n_blocks, n_tri):
+                threads = numba.get_num_threads()
+                self._threaded = self.thread_choice.record(threaded, seconds, n_pairs, n_bricks, n_blocks, n_tri,
+                                                           threads, timed)
+                self._one_thread_last = threads <= 1
+            else:
+                self._threaded = False
+        else:
+            self._threaded = mode == "threaded" and numba.get_num_threads() > 1
+        return st
 
     # -- the stages --------------------------------------------------------------------------------
     def _broad_phase(self, call, poses, pairs) -> int:
@@ -449,12 +545,20 @@ class HydroelasticPipeline:
         call.note_overflow(setting, capacity, total)
         return min(total, capacity)
 
+    def _no_contacts(self) -> Contacts:
+        return PackedContacts(np.empty((0, CF_COUNT), np.float32), np.empty((0, CI_COUNT), np.int32),
+                              self.shape_material)
+
     def _contacts(self, buf_f, buf_i, n) -> Contacts:
-        if n == 0:
-            return Contacts.empty(0)
-        c = contacts_from_buffers(self.device.to_host(buf_f.array[:n]), self.device.to_host(buf_i.array[:n]))
-        c.set_pair_materials(self.shape_material)
-        return c
+        """The first ``n`` rows of a pair of contact buffers as a table of their own (copied; its
+        columns made when read)."""
+        f, i = buf_f.array[:n], buf_i.array[:n]
+        if self.device.is_cuda:  # copies already
+            f, i = (f.copy_to_host(), i.copy_to_host()) if n else (np.zeros((0, CF_COUNT), np.float32),
+                                                                   np.zeros((0, CI_COUNT), np.int32))
+        else:
+            f, i = f.copy(), i.copy()
+        return PackedContacts(f, i, self.shape_material)
 
     def _check_poses(self, shape_poses) -> np.ndarray:
         poses = float_array(shape_poses, "shape_poses")

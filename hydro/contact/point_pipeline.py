@@ -13,10 +13,13 @@ Capacities: the point contacts of a call are limited by ``CollisionConfig.rigid_
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
+import numba
 import numpy as np
 
+from ..backend import SERIAL_BELOW
 from ..errors import InputError
 from ..geometry import Heightfield, Mesh
 from ..geometry.support import ShapeView, pack_shapes
@@ -31,10 +34,13 @@ from .narrow_phase import (COMPACT, NARROW, PI_COUNT, PI_ENV, PI_PAIR, PI_SHAPE_
                            PT_COUNT, PT_DAMPING, PT_DEPTH, PT_FORCE, PT_FRICTION, PT_NORMAL, PT_POINT,
                            PT_STATIC_FRICTION, PT_STIFFNESS, SM_COUNT)
 from .point_pairs import PAIR_CONTACT_MAX, SLOT_WIDTH
+from .threads import ThreadChoice
 from .types import CONTACT_POINT, Contacts
 from .workspace import Buffer, CallRecord, reserve, upload_kept
 
 __all__ = ["PointContactPipeline", "hydroelastic_routed", "point_contacts_from_buffers"]
+
+_NEVER = 1 << 62  # a launch's serial_below that keeps it serial
 
 
 def hydroelastic_routed(model, config) -> np.ndarray:
@@ -176,6 +182,12 @@ class PointContactPipeline:
         self.sweep_offsets = dev.empty(len(self.sweep_shapes) + 1, np.int64)
         self._uploads = {}
         self.calls = 0
+        # threads by measured work (a launch of fewer items than SERIAL_BELOW runs serially anyway)
+        self.thread_choice = ThreadChoice(lambda pairs, bricks, shapes, triangles: max(pairs, shapes) >= SERIAL_BELOW)
+        self._threaded = False
+        self._threaded_calls = 0
+        self._one_thread_last = False
+        self._serial_below = _NEVER
 
     # ------------------------------------------------------------------------------------------
     def collide(self, shape_poses, *, call: CallRecord | None = None):
@@ -187,12 +199,27 @@ class PointContactPipeline:
         own = call is None
         call = call or CallRecord(self.device)
         poses = self._check_poses(shape_poses)
+        threaded = self._threaded
+        if self._one_thread_last and numba.get_num_threads() > 1:  # threads back: the plan before
+            threaded = self.thread_choice.resume()
+        # one thread: every launch runs its serial loop (threads.ThreadChoice decides)
+        self._serial_below = None if threaded else _NEVER
+        generation = Buffer.generation
+        t0 = time.perf_counter()
         with call.stage("point_broad_phase"):
             n_pairs = self._broad_phase(call, poses)
         with call.stage("point_narrow_phase"):
             self._narrow(n_pairs)
         with call.stage("point_compact"):
             n_out = self._compact(call, n_pairs)
+        if not self.device.is_cuda:
+            # the first call, the first threaded one (they compile) and one that grew are not timed
+            timed = self.calls > 0 and Buffer.generation == generation and (self._threaded_calls > 0 or not threaded)
+            self._threaded_calls += threaded
+            threads = numba.get_num_threads()
+            self._threaded = self.thread_choice.record(threaded, time.perf_counter() - t0, n_pairs, 0,
+                                                       len(self.sweep_shapes), 0, threads, timed)
+            self._one_thread_last = threads <= 1
         with call.stage("point_download"):
             result = self._download(n_pairs, n_out)
         self.calls += 1
@@ -218,12 +245,13 @@ class PointContactPipeline:
         inputs = (self._upload("order", order), n_sorted, axis, self._upload("aabb", aabb), self.filter, self.d_routed,
                   self.d_kind, self.d_planes, self.plane_count, self.d_bound, self.d_pad, self.d_rot, self.d_pos)
         dev.launch(POINT_SWEEP, n_sorted, False, *inputs, self.sweep_counts, self.sweep_offsets,
-                   self.pair_a.array, self.pair_b.array, self.pair_flag.array, 0)
+                   self.pair_a.array, self.pair_b.array, self.pair_flag.array, 0, serial_below=self._serial_below)
         total = dev.exclusive_scan(self.sweep_counts, self.sweep_offsets, n_sorted)
         capacity = reserve(total, *self.pair_buffers)
         reserve(total * PAIR_CONTACT_MAX, self.slots)
         dev.launch(POINT_SWEEP, n_sorted, True, *inputs, self.sweep_counts, self.sweep_offsets,
-                   self.pair_a.array, self.pair_b.array, self.pair_flag.array, capacity)
+                   self.pair_a.array, self.pair_b.array, self.pair_flag.array, capacity,
+                   serial_below=self._serial_below)
         call.counts["point_pairs"] = total
         return total
 
@@ -236,7 +264,8 @@ class PointContactPipeline:
         self.scratch_rows = rows
         reserve(rows, self.scratch)
         dev.launch(NARROW, n_pairs, self.pair_a.array, self.pair_b.array, self.pair_scratch.array, self.shapes,
-                   self.sdf_view, self.d_rot, self.d_pos, self.scratch.array, self.slots.array, self.pair_count.array)
+                   self.sdf_view, self.d_rot, self.d_pos, self.scratch.array, self.slots.array, self.pair_count.array,
+                   serial_below=self._serial_below)
 
     def _compact(self, call, n_pairs) -> int:
         if n_pairs == 0:
@@ -247,7 +276,7 @@ class PointContactPipeline:
         capacity = reserve(total, self.out_f, self.out_i)
         dev.launch(COMPACT, n_pairs, self.pair_a.array, self.pair_b.array, self.pair_count.array,
                    self.pair_offsets.array, self.slots.array, self.shapes, self.d_env, self.out_f.array,
-                   self.out_i.array, capacity)
+                   self.out_i.array, capacity, serial_below=self._serial_below)
         call.note_overflow("rigid_contact_max", capacity, total, owner="CollisionConfig")
         call.counts["point_contacts"] = total
         return min(total, capacity)

@@ -264,14 +264,23 @@ class CollisionResult:
         self.contacts = contacts
         self.pair_shape_a = pair_shape_a
         self.pair_shape_b = pair_shape_b
-        self.pair_kind = (np.full(len(pair_shape_a), CONTACT_HYDROELASTIC, np.int32) if pair_kind is None
-                          else np.asarray(pair_kind, dtype=np.int32))
+        self._pair_kind = None if pair_kind is None else np.asarray(pair_kind, dtype=np.int32)
         self.overflow = list(overflow)
         self.timings_ms = dict(timings_ms or {})
         self.counts = dict(counts or {})
         self._patch = patch
         self._patch_loader = patch_loader
         self.triangles = triangles
+
+    @property
+    def pair_kind(self) -> np.ndarray:
+        if self._pair_kind is None:  # every pair hydroelastic (made when first read)
+            self._pair_kind = np.full(len(self.pair_shape_a), CONTACT_HYDROELASTIC, np.int32)
+        return self._pair_kind
+
+    @pair_kind.setter
+    def pair_kind(self, value):
+        self._pair_kind = np.asarray(value, dtype=np.int32)
 
     @property
     def patch(self) -> Contacts:
