@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import numba
-from numba import cuda
 
 from . import jit as _jit
+from .jit import cuda  # numba.cuda, or hydro._nocuda's stand-in in a CPU-only install
 from .jit import (COMPILING_MESSAGE, CUDASIM, KERNELS, SERIAL_BELOW, Kernel, _record,  # noqa: F401  (re-exported)
                   configure_runtime, cpu_jit, default_cache_folder, device_fn, kernel, record_signatures)
 
@@ -121,7 +121,9 @@ class Device:
         if name not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or 'cuda', got {name!r}")
         if name == "cuda" and not (cuda.is_available() or CUDASIM):
-            raise ValueError("device 'cuda' was asked for but no CUDA GPU is available; use device='cpu'")
+            raise ValueError("device 'cuda' was asked for but no CUDA GPU is available; use device='cpu'"
+                             + ("" if getattr(cuda, "available", True) else
+                                " (and Numba's CUDA target is not installed: pip install 'hydro[cuda]')"))
         if threads_per_block <= 0:
             raise ValueError(f"threads_per_block must be positive, got {threads_per_block}")
         self.name = name
