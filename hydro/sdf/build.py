@@ -536,8 +536,9 @@ def report(sdf: SDF) -> str:
         f"memory       fine {m.fine_bytes / 1024:.1f} KiB + coarse {m.coarse_bytes / 1024:.1f} KiB + slots "
         f"{m.slot_bytes / 1024:.1f} KiB = {m.total_bytes / 1024:.1f} KiB",
         f"dense grid   {m.dense_float32_bytes / 1024:.1f} KiB float32 ({100.0 * m.total_bytes / m.dense_float32_bytes:.1f}% "
-        f"of it), {m.dense_same_format_bytes / 1024:.1f} KiB {sdf.settings.texture_format} "
-        f"({100.0 * m.total_bytes / m.dense_same_format_bytes:.1f}% of it)",
+        f"of it)" + ("" if sdf.settings.texture_format == "float32" else  # the same grid: said once
+                     f", {m.dense_same_format_bytes / 1024:.1f} KiB {sdf.settings.texture_format} "
+                     f"({100.0 * m.total_bytes / m.dense_same_format_bytes:.1f}% of it)"),
         f"build        {sdf.build_seconds * 1e3:.1f} ms",
     ]
     lines.extend(f"mesh         {note}" for note in sdf.notes)
