@@ -195,7 +195,8 @@ class _CompileProgress(numba_event.Listener):
     #: seconds without a line before the watcher says which compile is still running
     QUIET_LIMIT = 5.0
 
-    def __init__(self, *, quiet_limit: float | None = None, stream=None):
+    def __init__(self, *, quiet_limit: float | None = None, stream=None, enabled=None):
+        self.enabled = enabled or (lambda: True)  # print only while this says so
         self.depth = 0
         self.started = []
         self.quiet_limit = self.QUIET_LIMIT if quiet_limit is None else float(quiet_limit)
@@ -219,7 +220,8 @@ class _CompileProgress(numba_event.Listener):
         return name
 
     def _print(self, text):
-        print(text, file=self._stream or sys.stderr, flush=True)
+        if self.enabled():
+            print(text, file=self._stream or sys.stderr, flush=True)
         self._last_line = time.perf_counter()
 
     def on_start(self, event):
@@ -266,12 +268,23 @@ class _CompileProgress(numba_event.Listener):
                             f"({time.perf_counter() - t0:.0f} s so far)")
 
 
+_progress = None  # the one compile listener of the process (registered on the first announced compile)
+
+
+def _announcing() -> bool:
+    rt = _runtime
+    return rt is not None and rt.announce_compiles
+
+
 def _announce_compile():
+    global _progress
     rt = _runtime
     if rt is not None and rt.announce_compiles and not rt.announced:
         rt.announced = True
         print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
-        numba_event.register("numba:compile", _CompileProgress())
+        if _progress is None:  # once per process: a command run twice in one process prints each line once
+            _progress = _CompileProgress(enabled=_announcing)
+            numba_event.register("numba:compile", _progress)
 
 
 def announce(message: str) -> None:
