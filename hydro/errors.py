@@ -76,6 +76,8 @@ def shown(value) -> str:
         value = value.item()
     elif hasattr(value, "tolist") and getattr(value, "ndim", 0) >= 1:
         value = value.tolist()
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         return "[" + ", ".join(shown(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(shown(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     return repr(value)
