@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import HydroWarning, InputError
+from ..errors import HydroWarning, InputError, shown
 
 __all__ = ["MeshWarning", "size_warnings", "scene_size_warnings", "LARGEST_PLAUSIBLE", "SMALLEST_PLAUSIBLE", "WELD_TOLERANCE", "WeldReport", "EdgeTopology", "MeshSolid", "MeshCheck", "weld", "edge_topology",
            "mesh_solid", "inspect_mesh", "reference_signed_distance", "open_mesh_message"]
@@ -146,7 +146,7 @@ def weld(vertices, faces, *, tolerance: float | None = None):
     diag = float(np.linalg.norm(v.max(axis=0) - v.min(axis=0))) if len(v) else 0.0
     tol = WELD_TOLERANCE * diag if tolerance is None else float(tolerance)
     if not math.isfinite(tol) or tol < 0.0:
-        raise InputError(f"weld tolerance must be a finite number >= 0, got {tolerance!r}")
+        raise InputError(f"weld tolerance must be a finite number >= 0, got {shown(tolerance)}")
     # exact duplicates first (cheap), then clusters of distinct positions within the tolerance
     # (a lexicographic sort of the rows: np.unique(axis=0) does the same, several times slower)
     order = np.lexsort((v[:, 2], v[:, 1], v[:, 0])) if len(v) else np.zeros(0, dtype=np.int64)

@@ -23,7 +23,7 @@ import numpy as np
 from numba import prange
 
 from ..backend import cpu_jit
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..geometry import MESH, Geometry, Mesh
 from ..geometry.mesh_check import MeshWarning
 from .pack import SDFPack
@@ -429,7 +429,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     if not geometry.volumetric:
         raise InputError(f"a {geometry.kind_name} has no inside and cannot have an SDF")
     if not math.isfinite(extra_padding) or extra_padding < 0.0:
-        raise InputError(f"extra_padding must be a finite number >= 0, got {extra_padding!r}")
+        raise InputError(f"extra_padding must be a finite number >= 0, got {shown(extra_padding)}")
     t0 = time.perf_counter()
     notes = []
     if isinstance(geometry, Mesh):  # meshes and convex hulls

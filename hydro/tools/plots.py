@@ -18,6 +18,8 @@ import os
 
 import numpy as np
 
+from ..errors import shown
+
 __all__ = ["FORMATS", "line_plot", "line_styles", "styled_figure", "save_figure"]
 
 #: File types by extension.
@@ -72,9 +74,9 @@ def _matplotlib():
 
 def _axis_label(label: str, unit: str, which: str) -> str:
     if not isinstance(unit, str) or not unit.strip():
-        raise ValueError(f"{which}unit must name the unit of the {which} axis (e.g. 's', 'N'), got {unit!r}")
+        raise ValueError(f"{which}unit must name the unit of the {which} axis (e.g. 's', 'N'), got {shown(unit)}")
     if not isinstance(label, str) or not label.strip():
-        raise ValueError(f"{which}label must say what the {which} axis shows, got {label!r}")
+        raise ValueError(f"{which}label must say what the {which} axis shows, got {shown(label)}")
     return f"{label} ({unit})"
 
 
