@@ -115,15 +115,15 @@ def grid_step(length: float, *, cells: int = 10) -> float:
 @mesher(PLANE)
 def plane_mesh(geometry, extent=None):
     """The plane z = 0 as a gridded quad covering ``extent``'s x, y (local, padded by a quarter
-    of its size; a :data:`PLANE_DRAW_SIZE` square about the origin without one): quads of a round
+    of its largest side, height included; a :data:`PLANE_DRAW_SIZE` square about the origin without one): quads of a round
     cell size (:func:`grid_step`), aligned to the plane's origin, so the edges draw a grid."""
     if extent is None:
         lo = np.full(2, -0.5 * PLANE_DRAW_SIZE)
         hi = -lo
     else:
-        lo, hi = (np.asarray(v, dtype=float)[:2] for v in extent)
-        pad = 0.25 * max(float(np.max(hi - lo)), 1e-3)
-        lo, hi = lo - pad, hi + pad
+        lo3, hi3 = (np.asarray(v, dtype=float) for v in extent)
+        pad = 0.25 * max(float(np.max(hi3 - lo3)), 1e-3)  # height above the plane counts: bodies high
+        lo, hi = lo3[:2] - pad, hi3[:2] + pad              # above it still stand over a plane that shows
     step = grid_step(float(np.max(hi - lo)))
     i0, i1 = np.floor(lo / step).astype(int), np.ceil(hi / step).astype(int)
     xs = step * np.arange(i0[0], i1[0] + 1)
