@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, shown
 
 __all__ = ["number", "integer", "float_array", "index_pairs", "env_ids", "model_like", "MODEL_FIELDS"]
 
@@ -39,13 +39,13 @@ def number(value, name: str, *, minimum=None, maximum=None, exclusive_minimum=No
     """``value`` as a float: a real number (not a bool, not a string) within the bounds."""
     rule = _rule(minimum, maximum, exclusive_minimum, finite) + (f" ({unit})" if unit else "")
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InputError(f"{name} must be {rule}, got {value!r} ({type(value).__name__})")
+        raise InputError(f"{name} must be {rule}, got {shown(value)} ({type(value).__name__})")
     v = float(value)
     ok = not math.isnan(v) and (math.isfinite(v) or not finite)
     ok = ok and (minimum is None or v >= minimum) and (maximum is None or v <= maximum)
     ok = ok and (exclusive_minimum is None or v > exclusive_minimum)
     if not ok:
-        raise InputError(f"{name} must be {rule}, got {value!r}")
+        raise InputError(f"{name} must be {rule}, got {shown(value)}")
     return v
 
 
@@ -53,7 +53,7 @@ def integer(value, name: str, *, minimum=None, maximum=None) -> int:
     """``value`` as an int: an integer (not a bool, not a float) within the bounds."""
     rule = "an integer" + "".join(f" {op} {b}" for op, b in ((">=", minimum), ("<=", maximum)) if b is not None)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise InputError(f"{name} must be {rule}, got {value!r} ({type(value).__name__})")
+        raise InputError(f"{name} must be {rule}, got {shown(value)} ({type(value).__name__})")
     v = int(value)
     if (minimum is not None and v < minimum) or (maximum is not None and v > maximum):
         raise InputError(f"{name} must be {rule}, got {v}")

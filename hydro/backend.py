@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import numba
-from numba import cuda
 
 from . import jit as _jit
+from .errors import shown
+from .jit import cuda  # numba.cuda, or hydro._nocuda's stand-in in a CPU-only install
 from .jit import (COMPILING_MESSAGE, CUDASIM, KERNELS, SERIAL_BELOW, Kernel, _record,  # noqa: F401  (re-exported)
                   configure_runtime, cpu_jit, default_cache_folder, device_fn, kernel, record_signatures)
 
@@ -119,9 +120,11 @@ class Device:
 
     def __init__(self, name: str = "cpu", *, threads_per_block: int = 128):
         if name not in ("cpu", "cuda"):
-            raise ValueError(f"device must be 'cpu' or 'cuda', got {name!r}")
+            raise ValueError(f"device must be 'cpu' or 'cuda', got {shown(name)}")
         if name == "cuda" and not (cuda.is_available() or CUDASIM):
-            raise ValueError("device 'cuda' was asked for but no CUDA GPU is available; use device='cpu'")
+            raise ValueError("device 'cuda' was asked for but no CUDA GPU is available; use device='cpu'"
+                             + ("" if getattr(cuda, "available", True) else
+                                " (and Numba's CUDA target is not installed: pip install 'hydro[cuda]')"))
         if threads_per_block <= 0:
             raise ValueError(f"threads_per_block must be positive, got {threads_per_block}")
         self.name = name
@@ -239,7 +242,7 @@ def get_device(device="cpu") -> Device:
     if device == "auto":
         return Device("cuda" if cuda.is_available() else "cpu")
     if device not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'cpu', 'cuda' or 'auto', got {device!r}")
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'auto', got {shown(device)}")
     return Device(device)
 
 

@@ -72,6 +72,41 @@ def _positive(text):
     return value
 
 
+def _sdf_resolution(text):
+    """``--resolution``: SDF voxels along the longest axis, a positive multiple of 8 (whole bricks)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value <= 0 or value % 8:
+        raise argparse.ArgumentTypeError(f"must be a positive multiple of 8 (voxels along the longest axis), "
+                                         f"got {text!r}")
+    return value
+
+
+_sdf_resolution.__name__ = "multiple of 8"
+
+#: SDFSettings' argument names → the flags of ``hydro sdf`` / ``hydro mesh`` that set them
+SDF_FLAGS = {"max_resolution": "--resolution", "target_voxel_size": "--voxel-size", "narrow_band_inner": "--band-inner",
+             "narrow_band_outer": "--band-outer", "padding": "--padding", "texture_format": "--format"}
+
+
+def sdf_settings(**kwargs):
+    """:class:`~hydro.sdf.SDFSettings` from command-line values; a refusal names the flag, not the
+    Python argument (``--band-inner must be …``, not ``narrow_band_inner must be …``)."""
+    import re
+
+    from .sdf import SDFSettings
+
+    try:
+        return SDFSettings(**kwargs)
+    except ValueError as exc:
+        text = str(exc)
+        for name, flag in SDF_FLAGS.items():
+            text = re.sub(rf"\b{name}\b", flag, text)
+        raise UsageError(text) from None
+
+
 def _check_sdf_grid(text, geometry, settings) -> None:
     """Refuse absurd sizes (the scene rules' range, ``HYDRO.GEO.002``) and grids over the SDF budget."""
     from .budget import check_sdf_memory
@@ -90,10 +125,10 @@ def _check_sdf_grid(text, geometry, settings) -> None:
 def _cmd_sdf(args) -> int:
     from .errors import HydroWarning
     from .geometry import Mesh, parse_shape
-    from .sdf import SDFSettings, build_sdf, report
+    from .sdf import build_sdf, report
 
     geometry = parse_shape(args.shape)
-    settings = SDFSettings(
+    settings = sdf_settings(
         max_resolution=args.resolution,
         target_voxel_size=args.voxel_size,
         narrow_band_inner=args.band_inner,
@@ -142,6 +177,20 @@ def _cmd_sdf(args) -> int:
     return 0
 
 
+def check_device_flag(device: str) -> None:
+    """``--device cuda`` on a machine without a usable GPU: one line in the flag's words."""
+    if device != "cuda":
+        return
+    from .backend import get_device
+
+    try:
+        get_device("cuda")
+    except ValueError as exc:
+        extra = " (pip install 'hydro[cuda]' for Numba's CUDA target)" if "not installed" in str(exc) else ""
+        raise UsageError(f"--device cuda: no CUDA GPU is available here{extra}; use --device cpu "
+                         "(or --device auto: the GPU when there is one, else the CPU)") from None
+
+
 def _collide_config(args):
     from dataclasses import replace
 
@@ -163,6 +212,7 @@ def _cmd_collide(args) -> int:
 
     if args.out is not None:
         output_file(args.out, inputs=[args.scene])  # before any work: a folder, a link, a FIFO, the scene
+    check_device_flag(args.device)
     model = load_usd(args.scene)
     cfg = _collide_config(args)
     pipe = CollisionPipeline(model, cfg, device=args.device, stage_timings=args.stage_timings)
@@ -202,9 +252,14 @@ def _cmd_collide(args) -> int:
         return 0
     print(f"scene        {args.scene}: {len(paths)} shapes, {len(model.body_path)} bodies, device {pipe.device.name}")
     n_point = int((contacts.kind != 0).sum())
-    hyd_text = ('reduced from ' + str(result.counts.get('triangles', 0)) + ' patch triangles'
-                if cfg.hydroelastic.reduce_contacts else 'patch triangles, unreduced')
-    print(f"contacts     {len(contacts)} ({len(contacts) - n_point} hydroelastic, {hyd_text}; {n_point} point)")
+    n_hyd = len(contacts) - n_point
+    if n_hyd == 0 and result.counts.get("triangles", 0) == 0:  # no patch: nothing was reduced
+        hyd_text = "0 hydroelastic"
+    elif cfg.hydroelastic.reduce_contacts:
+        hyd_text = f"{n_hyd} hydroelastic, reduced from {result.counts.get('triangles', 0)} patch triangles"
+    else:
+        hyd_text = f"{n_hyd} hydroelastic, patch triangles, unreduced"
+    print(f"contacts     {len(contacts)} ({hyd_text}; {n_point} point)")
     for pr in pairs:
         f = pr["net_force"]
         cop = pr["center_of_pressure"]
@@ -252,6 +307,7 @@ def _cmd_run(args) -> int:
     from .tools.outputs import output_folder
     from .tools.run import OUTPUT_FILES, run_scene
 
+    check_device_flag(args.device)
     if args.out is not None:  # named as the user typed it (run_scene checks it again as out_dir)
         output_folder(args.out, option="--out", inputs=[args.scene], files=OUTPUT_FILES)
     run_scene(args.scene, steps=args.steps, dt=args.dt, num_envs=args.num_envs, out_dir=args.out, device=args.device,
@@ -272,9 +328,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sdf", help="build one shape's SDF and report its grid, memory, time and error")
     s.add_argument("shape", help="sphere:R | box:SX,SY,SZ | capsule:R,H | cylinder:R,H | cone:R,H | "
                                  "ellipsoid:A,B,C | mesh:PATH")
-    s.add_argument("--resolution", type=_integer(8), default=64, help="voxels along the longest axis (multiple of 8)")
+    s.add_argument("--resolution", type=_sdf_resolution, default=64,
+                   help="voxels along the longest axis (a multiple of 8)")
     s.add_argument("--voxel-size", type=_positive, default=None, help="target voxel size in m (wins over --resolution)")
-    s.add_argument("--format", default="uint16", help="uint8 | uint16 | float32")
+    s.add_argument("--format", default="uint16", choices=["uint8", "uint16", "float32"],
+                   help="how the band's samples are stored (default uint16)")
     s.add_argument("--band-inner", type=float, default=-0.1, help="narrow band inner extent in m (< 0)")
     s.add_argument("--band-outer", type=float, default=0.1, help="narrow band outer extent in m (> 0)")
     s.add_argument("--padding", type=float, default=None, help="padding in m (default 4 voxels)")
@@ -310,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .tools.examples import EXAMPLES
 
-    e = sub.add_parser("example", help="run a commented example from hydro/examples")
+    e = sub.add_parser("example", help="run a commented example from hydro/tools/examples")
     e.add_argument("name", choices=sorted(EXAMPLES), help="; ".join(f"{k}: {v[1]}" for k, v in EXAMPLES.items()))
     e.add_argument("--steps", type=_integer(1), default=None, help="physics steps (default: the example's own)")
     e.set_defaults(func=_cmd_example)

@@ -25,7 +25,7 @@ the traceback). docs/limits.md lists what hydro refuses and why.
 
 from __future__ import annotations
 
-__all__ = ["HydroError", "InputError", "SceneError", "BudgetError", "ContactOverflowError", "Interrupted",
+__all__ = ["shown", "HydroError", "InputError", "SceneError", "BudgetError", "ContactOverflowError", "Interrupted",
            "HydroWarning"]
 
 
@@ -67,3 +67,17 @@ class Interrupted(KeyboardInterrupt):
 
 class HydroWarning(UserWarning):
     """A result that was computed but is probably not what was meant (see the message)."""
+
+
+def shown(value) -> str:
+    """``value`` as a message shows it: plain Python (``-0.1``, ``[1.0, 2.0]``), never NumPy's
+    reprs (``np.float64(-0.1)``, ``array([...])``)."""
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # a NumPy scalar or 0-d array
+        value = value.item()
+    elif hasattr(value, "tolist") and getattr(value, "ndim", 0) >= 1:
+        value = value.tolist()
+    if isinstance(value, list):
+        return "[" + ", ".join(shown(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(shown(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)

@@ -52,13 +52,19 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 import types as types_module
 import warnings
 
 import numba
 from llvmlite import binding as llvm_binding
-from numba import cuda, prange
+from numba import prange
+
+try:  # the CUDA target: numba-cuda (the ``cuda`` extra), or the one built into this Numba
+    from numba import cuda
+except ImportError:  # a CPU-only install: kernels still define their CUDA builds, which say what to install
+    from ._nocuda import cuda
 from numba.core import caching
 from numba.core import compiler as numba_compiler
 from numba.core import event as numba_event
@@ -182,11 +188,23 @@ def _ensure_runtime() -> _Runtime:
 class _CompileProgress(numba_event.Listener):
     """While the command line compiles: a line as each of hydro's kernels and top-level functions
     finishes compiling (its name and seconds), so a first run shows what it is doing. Helpers
-    compiled inside them are not listed."""
+    compiled inside them are not listed. A compile that runs on with no line for ``quiet_limit``
+    seconds gets one (``still compiling NAME… N s``) every ``quiet_limit`` seconds, from a
+    watcher thread (LLVM's passes release the GIL), so the terminal never goes quiet for longer."""
 
-    def __init__(self):
+    #: seconds without a line before the watcher says which compile is still running
+    QUIET_LIMIT = 5.0
+
+    def __init__(self, *, quiet_limit: float | None = None, stream=None, enabled=None):
+        self.enabled = enabled or (lambda: True)  # print only while this says so
         self.depth = 0
         self.started = []
+        self.quiet_limit = self.QUIET_LIMIT if quiet_limit is None else float(quiet_limit)
+        self._stream = stream
+        self._last_line = time.perf_counter()
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._watcher = None
 
     @staticmethod
     def _name(event):
@@ -201,27 +219,72 @@ class _CompileProgress(numba_event.Listener):
                 return name[: -len(variant)] + text
         return name
 
+    def _print(self, text):
+        if self.enabled():
+            print(text, file=self._stream or sys.stderr, flush=True)
+        self._last_line = time.perf_counter()
+
     def on_start(self, event):
-        self.depth += 1
-        self.started.append((time.perf_counter(), self._name(event)))
+        with self._lock:
+            if self.depth == 0:
+                self._last_line = time.perf_counter()
+            self.depth += 1
+            self.started.append((time.perf_counter(), self._name(event)))
+            if self._watcher is None or not self._watcher.is_alive():
+                self._watcher = threading.Thread(target=self._watch, name="hydro-compile-progress", daemon=True)
+                self._watcher.start()
+            self._wake.notify_all()
 
     def on_end(self, event):
-        if not self.started:  # a compile that began before the listener was registered
-            return
-        self.depth -= 1
-        t0, name = self.started.pop()
-        # top level, and the kernels directly inside it (loop / parallel builds of an item)
-        kernel_build = name is not None and name.endswith(")")
-        if name is not None and (self.depth == 0 or kernel_build and self.depth <= 2):
-            print(f"hydro:   compiled {name} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
+        with self._lock:
+            if not self.started:  # a compile that began before the listener was registered
+                return
+            self.depth -= 1
+            t0, name = self.started.pop()
+            # top level, and the kernels directly inside it (loop / parallel builds of an item)
+            kernel_build = name is not None and name.endswith(")")
+            if name is not None and (self.depth == 0 or kernel_build and self.depth <= 2):
+                self._print(f"hydro:   compiled {name} ({time.perf_counter() - t0:.1f} s)")
+            self._wake.notify_all()
+
+    def _watch(self):
+        """The watcher thread: while anything compiles, a line whenever ``quiet_limit`` s passed
+        without one; it waits (no polling) while nothing compiles."""
+        with self._lock:
+            while True:
+                if self.depth == 0:
+                    self._wake.wait()
+                    continue
+                quiet = time.perf_counter() - self._last_line
+                if quiet < self.quiet_limit:
+                    self._wake.wait(self.quiet_limit - quiet)
+                    continue
+                # the innermost compile that gets a line of its own (a top-level function or a kernel
+                # build in it: "marching_cubes (kernel, serial)", not one of its helpers)
+                listed = [(t0, n) for i, (t0, n) in enumerate(self.started)
+                          if n is not None and (i == 0 or n.endswith(")") and i <= 2)]
+                t0, name = (listed or [(t0, n) for t0, n in self.started if n is not None] or self.started[:1])[-1]
+                self._print(f"hydro:   still compiling {name or 'a kernel'}… "
+                            f"({time.perf_counter() - t0:.0f} s so far)")
+
+
+_progress = None  # the one compile listener of the process (registered on the first announced compile)
+
+
+def _announcing() -> bool:
+    rt = _runtime
+    return rt is not None and rt.announce_compiles
 
 
 def _announce_compile():
+    global _progress
     rt = _runtime
     if rt is not None and rt.announce_compiles and not rt.announced:
         rt.announced = True
         print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
-        numba_event.register("numba:compile", _CompileProgress())
+        if _progress is None:  # once per process: a command run twice in one process prints each line once
+            _progress = _CompileProgress(enabled=_announcing)
+            numba_event.register("numba:compile", _progress)
 
 
 def announce(message: str) -> None:

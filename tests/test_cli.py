@@ -74,7 +74,7 @@ def test_collide_text_output():
 
 @pytest.mark.parametrize("args, message", [
     (("collide", "scenes/missing.usda"), "missing.usda"),
-    (("sdf", "sphere:0.1", "--resolution", "60"), "max_resolution must be a positive multiple of 8"),
+    (("sdf", "sphere:0.1", "--resolution", "60"), "argument --resolution: must be a positive multiple of 8"),
     (("sdf", "box:0.1,0.2"), "box takes 3 number"),
 ])
 def test_errors_are_one_line_on_stderr(args, message):

@@ -4,7 +4,12 @@ import os
 import subprocess
 import sys
 
+import pytest
 
+from cuda_util import CUDA_EXTRA_MISSING, cuda_extra_installed
+
+
+@pytest.mark.skipif(not cuda_extra_installed(), reason=CUDA_EXTRA_MISSING)
 def test_cuda_kernels_under_the_simulator_match_the_cpu():
     here = os.path.dirname(__file__)
     env = dict(os.environ)

@@ -45,7 +45,8 @@ def test_check_open_mesh_says_what_and_how_to_fix(files, capsys):
 def test_check_warns_about_millimetres(files, capsys):
     assert main(["mesh", "check", files["box_mm.stl"]]) == 0
     text = capsys.readouterr().out
-    assert "implausibly large" in text and "scale=0.001" in text and "wider than the narrow band" in text
+    assert "implausibly large" in text and "--scale 0.001" in text and "wider than the narrow band" in text
+    assert "Mesh.load" not in text and "raise --resolution" in text  # the command's flags, not the Python API
     assert main(["mesh", "check", files["box_mm.stl"], "--scale", "0.001"]) == 0
     assert "warning" not in capsys.readouterr().out
 

@@ -78,3 +78,17 @@ def test_without_matplotlib_the_error_says_what_to_install(tmp_path, monkeypatch
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
     with pytest.raises(RuntimeError, match=r"pip install 'matplotlib>=3.8'"):
         _plot(tmp_path / "forces.png")
+
+
+def test_twelve_bodies_get_twelve_distinct_lines(tmp_path):
+    """A 12-body run: colour × line style never repeats (Body00 and Body10 were the same blue)."""
+    from hydro.tools.plots import line_styles
+
+    t = np.linspace(0.0, 1.0, 50)
+    series = [(f"/World/Body{k:02d}", (k + 1) * np.ones_like(t)) for k in range(12)]
+    fig = line_plot(tmp_path / "forces.png", t, series, xlabel="time", xunit="s", ylabel="|F|", yunit="N")
+    lines = fig.axes[0].get_lines()
+    styles = [(line.get_color(), line.get_linestyle(), line.get_marker()) for line in lines]
+    assert len(set(styles)) == 12 and styles[0] != styles[10]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [n for n, _ in series]
+    assert len(set(line_styles(60))) == 60  # beyond colour × dash, markers keep them apart

@@ -2,9 +2,11 @@
 
 import pytest
 
+from cuda_util import CUDA_EXTRA_MISSING, cuda_extra_installed
 from hydro import backend
 
-pytest.importorskip("numba.cuda")
+if not cuda_extra_installed():
+    pytest.skip(CUDA_EXTRA_MISSING, allow_module_level=True)
 
 
 def _fake_device(monkeypatch):

@@ -140,8 +140,15 @@ def test_source_meshes_of_meshes_and_planes():
                                                                                    [1, 2, 3]]))
     v, f = source_mesh(tri)
     assert v is tri.vertices and f is tri.faces
-    v, f = source_mesh(Plane(), plane_size=4.0)
-    assert np.ptp(v, axis=0).tolist() == [4.0, 4.0, 0.0] and len(f) == 2
+    v, f = source_mesh(Plane())  # no scene to size it: a PLANE_DRAW_SIZE square, gridded
+    assert np.ptp(v, axis=0).tolist() == [2.0, 2.0, 0.0] and f.shape[1] == 4 and len(f) >= 16
+    # sized to the scene: it covers the extent it is given (padded), on a round grid
+    v, f = source_mesh(Plane(), extent=(np.array([0.3, -0.1, 0.0]), np.array([0.7, 0.1, 0.2])))
+    assert np.all(v.min(axis=0)[:2] <= [0.3, -0.1]) and np.all(v.max(axis=0)[:2] >= [0.7, 0.1])
+    assert np.ptp(v, axis=0)[:2].max() < 1.0 and np.all(v[:, 2] == 0.0)
+    step = np.diff(np.unique(v[:, 0]))
+    np.testing.assert_allclose(step, step[0])  # even cells of a round size, aligned to the plane's origin
+    np.testing.assert_allclose(v[:, 0] / step[0], np.round(v[:, 0] / step[0]), atol=1e-9)
 
 
 # --------------------------------------------------------------------------------------------

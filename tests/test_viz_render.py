@@ -27,8 +27,11 @@ def test_scene_renders_with_its_patch_where_the_patch_projects(ps, name):
     view = _view(name, show_contacts=False)  # patch only: no points or arrows over it
     with_patch = render(view, size=SIZE, colorbar=False)
     assert with_patch.shape == (SIZE[1], SIZE[0], 4) and with_patch.dtype == np.uint8
-    # not blank: shapes cover a good part of the picture, in many colours
-    assert 0.05 < 1.0 - background_fraction(with_patch) < 0.999
+    # not blank: shapes cover a good part of the picture (a ground wider than the view may cover
+    # all of it), in many colours, none of them nearly everywhere
+    assert 0.05 < 1.0 - background_fraction(with_patch)
+    _, counts = np.unique(with_patch[..., :3].reshape(-1, 3), axis=0, return_counts=True)
+    assert counts.max() < 0.98 * counts.sum()
     assert len(np.unique(with_patch[..., :3].reshape(-1, 3), axis=0)) > 100
     centroids = np.concatenate([p.face_centroid[~p.face_speculative] for p in view.patches])
     assert len(centroids) > 0, "every shipped scene is authored in contact"
@@ -65,14 +68,15 @@ def test_patch_colours_follow_the_colour_map_and_range(ps):
     # a range far above the data paints the whole patch with the low end of the map
     view.settings.contacts.color_by = "pressure"
     view.settings.contacts.color_range = (1e9, 2e9)
-    low = render(view, size=SIZE, colorbar=False)[ij[:, 1], ij[:, 0], :3].astype(int)
+    low = render(view, size=SIZE, colorbar=False)[ij[:, 1], ij[:, 0], :3].astype(int)[changed]  # where the patch shows
     assert np.ptp(low, axis=0).max() < 20 < np.ptp(pressure[ij[:, 1], ij[:, 0], :3].astype(int), axis=0).max()
 
 
 def test_colour_bar_is_in_the_picture(ps):
     from viz.picture import render
 
-    view = _view("cube_on_box.usda")
+    view = _view("cube_on_box.usda", show_contacts=False)  # thin arrows render a few pixels differently each pass
+    view.settings.show_legend = False  # the bar alone (the legend: test_legend_*)
     plain = render(view, size=SIZE, colorbar=False)
     bar = render(view, size=SIZE, colorbar=True)
     diff = np.abs(plain[..., :3].astype(int) - bar[..., :3].astype(int)).max(axis=-1) > 12

@@ -10,7 +10,9 @@ in the ``hydro.commands`` entry point group of the package's metadata. What is h
 - :func:`viz.render` — a picture of a scene, headless, for scripts and tests (:mod:`viz.picture`);
 - :class:`viz.SceneView` / :class:`viz.ViewSettings` — a scene being looked at (edits,
   collision, numbers, drawing) and what the picture shows (:mod:`viz.scene`);
-- :mod:`viz.sensors` — sensors' debug view, from what the sensors publish.
+- :mod:`viz.sensors` — sensors' debug view, from what the sensors publish;
+- :mod:`viz.shapes` — every collider as a mesh (one mesher per kind of shape: ``MESHERS``), each
+  with its role (hydroelastic or default path); :mod:`viz.legend` — the legend over the picture.
 
 ``import viz`` is cheap: Polyscope loads when something is drawn.
 """

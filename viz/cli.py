@@ -19,9 +19,11 @@ def register(subparsers) -> None:
 def add_arguments(parser) -> None:
     """The ``view`` subcommand's arguments; Polyscope loads only when the command runs."""
     parser.add_argument("scene", help="a .usda/.usd/.usdc file")
-    parser.add_argument("--screenshot", metavar="FILE.png", help="render headless (EGL), write this PNG and exit")
+    parser.add_argument("--screenshot", metavar="FILE.png", help="render headless (EGL), write this picture and "
+                                                                  "exit (.png, or .jpg/.jpeg: the suffix names the format)")
     parser.add_argument("--camera", default="auto",
-                        help="auto | iso | top | front | side | EX,EY,EZ | EX,EY,EZ:TX,TY,TZ (metres)")
+                        help="auto | iso | top | front | side | EX,EY,EZ | EX,EY,EZ:TX,TY,TZ (metres); auto: the "
+                             "three-quarter view, or with --slice the slice face-on")
     parser.add_argument("--size", default="1024x768", help="picture size WIDTHxHEIGHT in pixels (default 1024x768)")
     parser.add_argument("--color-by", default="pressure", choices=["pressure", "depth"], help="patch colours")
     parser.add_argument("--no-reduce", action="store_true", help="show every patch triangle as a contact")
@@ -59,15 +61,16 @@ def run(args) -> int:
 
     from hydro.contact.config import active_config
 
-    from .picture import parse_camera, parse_size
+    from .picture import image_format, parse_camera, parse_size
 
     size = parse_size(args.size)
     parse_camera(args.camera, (0.0, 0.0, 0.0), 1.0)
     if args.screenshot:  # before any work: a PNG path hydro may write (not the scene, a link, a FIFO)
         from hydro.tools.outputs import output_file
 
-        output_file(args.screenshot, option="--screenshot", inputs=[args.scene], suffixes=(".png",),
+        output_file(args.screenshot, option="--screenshot", inputs=[args.scene], suffixes=(".png", ".jpg", ".jpeg"),
                     example="view.png")
+        image_format(args.screenshot)  # .png or .jpg/.jpeg: the format the suffix names
     try:
         import polyscope  # noqa: F401
     except ImportError as exc:
@@ -103,7 +106,7 @@ def show(view, *, camera: str = "auto", size=(1280, 800)) -> int:
     """Open the window with the panel and block until it is closed."""
     from . import backend
     from .panel import ViewerPanel
-    from .picture import set_camera
+    from .picture import view_camera
 
     try:
         ps = backend.init(headless=False)
@@ -111,8 +114,7 @@ def show(view, *, camera: str = "auto", size=(1280, 800)) -> int:
         raise backend.ViewerError(f"{exc} (no display? use --screenshot FILE.png to render headless)") from None
     ps.set_window_size(*size)
     view.update()
-    lo, hi = view.view_box()
-    set_camera(camera, 0.5 * (lo + hi), view.view_scale())
+    ps.look_at_dir(*view_camera(view, camera))
     view.draw()
     panel = ViewerPanel(view)
     panel.dirty = False

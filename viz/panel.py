@@ -25,8 +25,9 @@ from hydro.transforms import matrix_to_quat, quat_from_axis_angle, quat_mul
 
 from .backend import pose_matrix
 from .contacts import COLOR_BY
+from .legend import draw_legend
 from .sdf_view import AXES
-from .shapes import shape_label
+from .shapes import role_text, shape_label
 
 
 def euler_quat(roll_deg: float, pitch_deg: float, yaw_deg: float) -> np.ndarray:
@@ -128,6 +129,8 @@ class ViewerPanel:
         if self.message:
             psim.TextUnformatted(self.message)
         psim.PopItemWidth()
+        if self.view.settings.show_legend:
+            draw_legend(self.view)
         if self.running:
             self.step_simulation()
         self._sync_gizmo()
@@ -199,6 +202,7 @@ class ViewerPanel:
         labels = [shape_label(model, s) for s in range(model.shape_count)]
         _, self.shape = psim.Combo("shape", self.shape, labels)
         s = self.shape
+        psim.TextUnformatted(role_text(model, s))  # hydroelastic or the default path, and how it is drawn
         if model.shape_hydroelastic[s]:
             text = self.stiffness_text.get(s, f"{model.shape_stiffness[s]:.4g}")
             c, text = psim.InputText("stiffness (N/m^3)", text, psim.ImGuiInputTextFlags_EnterReturnsTrue)
@@ -224,7 +228,8 @@ class ViewerPanel:
                 self.dirty = True
             psim.TextUnformatted(f"grid {sdf.resolution}, voxel {sdf.voxel_size * 1e3:.3g} mm, "
                                  f"{sdf.fine_brick_count}/{sdf.brick_count} fine bricks")
-        self._checkboxes(psim, st, (("SDF meshes (phi = 0)", "show_sdf_mesh"), ("source geometry", "show_source_mesh")))
+        self._checkboxes(psim, st, (("SDF meshes (phi = 0)", "show_sdf_mesh"), ("source geometry", "show_source_mesh"),
+                                    ("legend", "show_legend")))
         c, st.shape_transparency = psim.SliderFloat("shape opacity", st.shape_transparency, 0.0, 1.0)
         self.dirty |= c
 

@@ -1,17 +1,22 @@
-"""Headless pictures: render a scene through EGL, write a PNG, project points to pixels.
+"""Headless pictures: render a scene through EGL, write a PNG or JPEG, project points to pixels.
 
     import viz
     image = viz.render("scenes/sphere_on_box.usda", "out.png", camera="iso")  # (H, W, 4) uint8
 
-Cameras (``camera=``): ``"auto"``/``"iso"`` (three-quarter view from above), ``"top"``,
-``"front"`` (from −y), ``"side"`` (from +x), each framing what matters (bodies and contacts);
-or ``"EX,EY,EZ"`` (an eye position, looking at the centre of that region) or
-``"EX,EY,EZ:TX,TY,TZ"`` (eye and target), in metres.
+Cameras (``camera=``): ``"auto"`` (three-quarter view from above; with an SDF slice, the slice
+face-on), ``"iso"`` (three-quarter view from above), ``"top"``, ``"front"`` (from −y), ``"side"``
+(from +x), each framing everything drawn; or ``"EX,EY,EZ"`` (an eye position, looking at the
+centre of that region) or ``"EX,EY,EZ:TX,TY,TZ"`` (eye and target), in metres.
+
+Pictures are written in the format their suffix names (:data:`IMAGE_FORMATS`): ``.png`` (no
+dependencies), ``.jpg``/``.jpeg`` (through Pillow, which matplotlib brings); any other suffix is
+refused before anything is rendered.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import struct
 import zlib
 
@@ -27,6 +32,41 @@ CAMERA_DIRECTIONS = {
     "side": (1.0, 0.0, 0.25),
 }
 DEFAULT_SIZE = (1024, 768)
+#: picture suffixes and the format written
+IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG"}
+
+
+def image_format(path) -> str:
+    """The format ``path``'s suffix names (``"PNG"`` or ``"JPEG"``); a clear error for any other
+    suffix, or for JPEG without Pillow (checked before anything is rendered)."""
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext not in IMAGE_FORMATS:
+        raise ValueError(f"screenshot {os.fspath(path)!r}: the format follows the suffix, one of "
+                         f"{', '.join(IMAGE_FORMATS)}; got {ext or 'no suffix'}")
+    fmt = IMAGE_FORMATS[ext]
+    if fmt == "JPEG":
+        try:
+            import PIL.Image  # noqa: F401
+        except ImportError:
+            raise ValueError(f"screenshot {os.fspath(path)!r}: JPEG needs Pillow (pip install pillow); "
+                             "or write a .png") from None
+    return fmt
+
+
+def write_image(path, image, *, quality: int = 92) -> None:
+    """Write an (H, W, 3|4) uint8 image in the format ``path``'s suffix names (:func:`image_format`);
+    the file appears whole or not at all."""
+    fmt = image_format(path)
+    if fmt == "PNG":
+        write_png(path, image)
+        return
+    from PIL import Image
+
+    from hydro.tools.outputs import atomic_file
+
+    rgb = np.ascontiguousarray(np.asarray(image, dtype=np.uint8)[..., :3])
+    with atomic_file(path) as tmp:
+        Image.fromarray(rgb, mode="RGB").save(tmp, format=fmt, quality=int(quality))
 
 
 def parse_camera(spec: str, center, radius: float) -> tuple:
@@ -76,6 +116,32 @@ def set_camera(spec: str, center, radius: float) -> None:
 
     eye, target, up = parse_camera(spec, center, radius)
     ps.look_at_dir(eye, target, up)
+
+
+def view_camera(view, spec: str = "auto") -> tuple:
+    """``(eye, target, up)`` for ``view`` (a :class:`~viz.scene.SceneView`): ``spec`` framing
+    everything drawn; ``"auto"`` with an SDF slice looks at the slice face-on (along its normal,
+    from the side nearer the three-quarter view), so the slice is never seen edge-on by default."""
+    lo, hi = view.view_box()
+    center, radius = 0.5 * (lo + hi), view.view_scale()
+    st = view.settings
+    if (spec or "auto").strip() != "auto" or st.slice_shape is None:
+        return parse_camera(spec, center, radius)
+    from hydro.transforms import quat_to_matrix
+
+    shape = st.slice_shape
+    pose = view.shape_poses()[shape]
+    rot = quat_to_matrix(pose[3:] / np.linalg.norm(pose[3:]))
+    sdf = view.model.sdfs[view.model.shape_sdf[shape]]
+    local = 0.5 * (np.asarray(sdf.box_lo, dtype=float) + np.asarray(sdf.box_hi, dtype=float))
+    local[st.slice.axis] = float(np.clip(st.slice.offset, sdf.box_lo[st.slice.axis], sdf.box_hi[st.slice.axis]))
+    target = pose[:3] + rot @ local
+    normal = rot[:, st.slice.axis]
+    iso = np.asarray(CAMERA_DIRECTIONS["iso"], dtype=float)
+    direction = normal if float(normal @ iso) >= 0.0 else -normal
+    distance = radius / math.sin(math.radians(45.0) / 2.0) * 1.05
+    up = np.array([0.0, 1.0, 0.0]) if abs(direction[2]) > 0.999 else np.array([0.0, 0.0, 1.0])
+    return target + distance * direction, target, up
 
 
 def project(points) -> tuple:
@@ -156,14 +222,18 @@ def read_png(path) -> np.ndarray:
 def render(scene, path=None, *, camera: str = "auto", size=DEFAULT_SIZE, settings=None, config=None, state=None,
            num_envs: int = 1, colorbar: bool = True):
     """Render ``scene`` headless (EGL) and return the picture (H, W, 4) uint8; write it to
-    ``path`` (PNG) if given.
+    ``path`` if given, in the format its suffix names (.png, .jpg/.jpeg: :func:`write_image`).
 
     ``scene``: a :class:`~viz.scene.SceneView`, a :class:`~hydro.scene.model.Model` or a USD path.
     ``settings`` (:class:`~viz.scene.ViewSettings`), ``config`` and ``state`` apply when a view
-    is made here. The scene replaces whatever Polyscope was showing.
+    is made here. ``colorbar``: the picture's UI, the colour bars and the legend
+    (:mod:`viz.legend`). The scene replaces whatever Polyscope was showing.
     """
+    from .legend import draw_legend
     from .scene import SceneView
 
+    if path is not None:
+        image_format(path)  # a suffix we cannot write fails before any work
     if isinstance(scene, SceneView):
         view = scene
     elif isinstance(scene, (str, bytes)) or hasattr(scene, "__fspath__"):
@@ -177,11 +247,18 @@ def render(scene, path=None, *, camera: str = "auto", size=DEFAULT_SIZE, setting
     view.forget_drawing()
     ps.set_window_size(w, h)
     view.update()
-    lo, hi = view.view_box()
-    set_camera(camera, 0.5 * (lo + hi), view.view_scale())  # before drawing: a slice faces the camera
+    eye, target, up = view_camera(view, camera)
+    ps.look_at_dir(eye, target, up)  # before drawing: a slice faces the camera
     view.draw()
-    image = screenshot(colorbar=colorbar)
+    if colorbar and view.settings.show_legend:
+        ps.set_open_imgui_window_for_user_callback(False)  # the legend is its own window; no empty panel
+        ps.set_user_callback(lambda: draw_legend(view))
+    try:
+        image = screenshot(colorbar=colorbar)
+    finally:
+        ps.clear_user_callback()
+        ps.set_open_imgui_window_for_user_callback(True)
     if path is not None:
-        write_png(path, image[..., :3])
+        write_image(path, image[..., :3])
     view.last_image = image
     return image

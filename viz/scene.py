@@ -18,6 +18,7 @@ import hydro
 from hydro.contact.collision import CollisionPipeline
 from hydro.contact.config import CollisionConfig, hydroelastic_config
 from hydro.contact.patch_mesh import patch_meshes
+from hydro.geometry import PLANE
 from hydro.transforms import check_poses, quat_rotate
 
 from .contacts import ContactLayer, ContactSettings
@@ -42,6 +43,8 @@ class ViewSettings:
     slice_shape: int | None = None
     """Shape whose SDF is sliced (None: no slice)."""
     slice: SliceSettings = field(default_factory=SliceSettings)
+    show_legend: bool = True
+    """The legend over the picture (shape roles, contact markers; :mod:`viz.legend`)."""
     show_body_sensors: bool = False
     """Every body as a contact sensor computed from the collision (marker when in contact,
     net and per-pair forces, centres of pressure)."""
@@ -164,25 +167,49 @@ class SceneView:
         return result
 
     def view_box(self) -> tuple:
-        """World (lo, hi) worth looking at: the bodies' shapes (all shapes when nothing moves)
-        and the contacts."""
+        """World (lo, hi) of everything drawn, framed on what matters: the bodies' shapes and the
+        contacts (all bounded shapes when nothing moves), then the static shapes as far as they
+        reach within that region's size around it (a large ground shows, without shrinking the
+        bodies to a few pixels), and the region's shadow on each plane (the plane's gridded quad
+        is drawn over it)."""
         model = self.model
         poses = self.shape_poses()
-        shapes = [s for s in range(model.shape_count) if model.shape_body[s] >= 0] or list(range(model.shape_count))
-        pts = []
-        for s in shapes:
+        boxes = {}
+        for s in range(model.shape_count):
             g = model.shape_geometry[s]
             if not g.volumetric:
                 continue
             lo, hi = g.local_aabb()
             corners = np.array([[(hi if (c >> k) & 1 else lo)[k] for k in range(3)] for c in range(8)])
-            pts.append(poses[s, :3] + quat_rotate(poses[s, 3:], corners))
+            w = poses[s, :3] + quat_rotate(poses[s, 3:], corners)
+            boxes[s] = (w.min(axis=0), w.max(axis=0))
+        moving = [s for s in boxes if model.shape_body[s] >= 0] or list(boxes)
+        pts = [np.array(boxes[s]) for s in moving]
         if self.result is not None and len(self.result.contacts):
             pts.append(self.result.contacts.point.astype(float))
         if not pts:
-            return np.full(3, -1.0), np.full(3, 1.0)
-        allp = np.concatenate(pts)
-        return allp.min(axis=0), allp.max(axis=0)
+            lo, hi = np.full(3, -1.0), np.full(3, 1.0)
+        else:
+            allp = np.concatenate(pts)
+            lo, hi = allp.min(axis=0), allp.max(axis=0)
+        reach = max(float(np.max(hi - lo)), 1e-3)
+        out_lo, out_hi = lo.copy(), hi.copy()
+        for s, (blo, bhi) in boxes.items():
+            if s in moving:
+                continue
+            clo, chi = np.maximum(blo, lo - reach), np.minimum(bhi, hi + reach)
+            if np.all(clo <= chi):  # the part of the static shape near the bodies
+                out_lo, out_hi = np.minimum(out_lo, clo), np.maximum(out_hi, chi)
+            else:  # a static shape away from everything: all of it
+                out_lo, out_hi = np.minimum(out_lo, blo), np.maximum(out_hi, bhi)
+        for s in range(model.shape_count):
+            if model.shape_geometry[s].kind != PLANE:
+                continue
+            n = quat_rotate(poses[s, 3:], np.array([0.0, 0.0, 1.0]))
+            corners = np.array([[(hi if (c >> k) & 1 else lo)[k] for k in range(3)] for c in range(8)])
+            shadow = corners - np.outer((corners - poses[s, :3]) @ n, n)  # onto the plane
+            out_lo, out_hi = np.minimum(out_lo, shadow.min(axis=0)), np.maximum(out_hi, shadow.max(axis=0))
+        return out_lo, out_hi
 
     def view_scale(self) -> float:
         lo, hi = self.view_box()
@@ -219,6 +246,10 @@ class SceneView:
         (0, 1) before the first draw."""
         return self._contacts.range if self._contacts is not None else (0.0, 1.0)
 
+    def shape_structures(self, shape: int) -> list:
+        """Names of the Polyscope surface meshes that draw ``shape`` (empty before the first draw)."""
+        return [] if self._shapes is None else self._shapes.shape_names(shape)
+
     def forget_drawing(self) -> None:
         """Forget what was drawn (after Polyscope's structures were cleared elsewhere)."""
         self._shapes = None
@@ -242,7 +273,7 @@ class SceneView:
         self._shapes.show_sdf = st.show_sdf_mesh
         self._shapes.show_source = st.show_source_mesh
         self._shapes.transparency = st.shape_transparency
-        self._shapes.draw(poses)
+        self._shapes.draw(poses, scene_box=(lo, hi))
         if self._contacts is None:
             self._contacts = ContactLayer(st.contacts)
         self._contacts.settings = st.contacts

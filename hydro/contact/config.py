@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from ..errors import shown
+
 INTERFACES = ("continuous", "switched")
 OVERFLOW_POLICIES = ("raise", "warn", "ignore")
 
@@ -24,7 +26,7 @@ def _check_capacity(name: str, value):
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be None (automatic) or a positive integer, got {value!r}")
+        raise ValueError(f"{name} must be None (automatic) or a positive integer, got {shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -75,23 +77,23 @@ class HydroelasticConfig:
     def __post_init__(self):
         for name in ("enabled", "reduce_contacts", "deep_overlap_fallback", "exact_primitives", "flat_polygons"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"HydroelasticConfig.{name} must be True or False, got {getattr(self, name)!r}")
+                raise ValueError(f"HydroelasticConfig.{name} must be True or False, got {shown(getattr(self, name))}")
         n = self.polygon_cells
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 64:
-            raise ValueError(f"HydroelasticConfig.polygon_cells must be an integer in [1, 64], got {n!r}")
+            raise ValueError(f"HydroelasticConfig.polygon_cells must be an integer in [1, 64], got {shown(n)}")
         c = self.mc_edge_clamp_min
         if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or not 0.0 <= c < 0.5:
-            raise ValueError(f"HydroelasticConfig.mc_edge_clamp_min must be a number in [0, 0.5), got {c!r}")
+            raise ValueError(f"HydroelasticConfig.mc_edge_clamp_min must be a number in [0, 0.5), got {shown(c)}")
         if self.interface not in INTERFACES:
-            raise ValueError(f"HydroelasticConfig.interface must be one of {INTERFACES}, got {self.interface!r}")
+            raise ValueError(f"HydroelasticConfig.interface must be one of {INTERFACES}, got {shown(self.interface)}")
         for name in ("pair_capacity", "cell_capacity", "block_capacity", "contact_capacity",
                      "reduced_contact_capacity"):
             _check_capacity(f"HydroelasticConfig.{name}", getattr(self, name))
         m = self.max_contacts_per_pair
         if isinstance(m, bool) or not isinstance(m, int) or m < 8:
-            raise ValueError(f"HydroelasticConfig.max_contacts_per_pair must be an integer >= 8, got {m!r}")
+            raise ValueError(f"HydroelasticConfig.max_contacts_per_pair must be an integer >= 8, got {shown(m)}")
         if self.overflow not in OVERFLOW_POLICIES:
-            raise ValueError(f"HydroelasticConfig.overflow must be one of {OVERFLOW_POLICIES}, got {self.overflow!r}")
+            raise ValueError(f"HydroelasticConfig.overflow must be one of {OVERFLOW_POLICIES}, got {shown(self.overflow)}")
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ class CollisionConfig:
             raise ValueError(f"CollisionConfig.hydroelastic must be a HydroelasticConfig, got {type(self.hydroelastic).__name__}")
         _check_capacity("CollisionConfig.rigid_contact_max", self.rigid_contact_max)
         if self.overflow not in OVERFLOW_POLICIES:
-            raise ValueError(f"CollisionConfig.overflow must be one of {OVERFLOW_POLICIES}, got {self.overflow!r}")
+            raise ValueError(f"CollisionConfig.overflow must be one of {OVERFLOW_POLICIES}, got {shown(self.overflow)}")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .primitives import CONVEX_MESH
 from .shapes import Mesh
+from ..errors import shown
 
 __all__ = ["ConvexMesh"]
 
@@ -72,7 +73,7 @@ class ConvexMesh(Mesh):
         pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
         if isinstance(max_vertices, bool) or int(max_vertices) != max_vertices or (max_vertices < 4
                                                                                   and max_vertices != -1):
-            raise ValueError(f"{name}: max_vertices must be -1 (no limit) or an integer >= 4, got {max_vertices!r}")
+            raise ValueError(f"{name}: max_vertices must be -1 (no limit) or an integer >= 4, got {shown(max_vertices)}")
         if not np.all(np.isfinite(pts)):
             raise ValueError(f"{name}: the points must be finite")
         try:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import HydroWarning, InputError
+from ..errors import HydroWarning, InputError, shown
 
 __all__ = ["MeshWarning", "size_warnings", "scene_size_warnings", "LARGEST_PLAUSIBLE", "SMALLEST_PLAUSIBLE", "WELD_TOLERANCE", "WeldReport", "EdgeTopology", "MeshSolid", "MeshCheck", "weld", "edge_topology",
            "mesh_solid", "inspect_mesh", "reference_signed_distance", "open_mesh_message"]
@@ -61,21 +61,26 @@ class MeshWarning(HydroWarning):
 
 
 def size_warnings(mesh, *, voxel: float | None = None, narrow_band_inner: float | None = None,
-                  narrow_band_outer: float | None = None, scene_size: float | None = None) -> list:
+                  narrow_band_outer: float | None = None, scene_size: float | None = None,
+                  scale_fix: str = "load it with Mesh.load(path, scale=0.001)",
+                  resolution_fix: str = "raise sdfMaxResolution / set sdfTargetVoxelSize") -> list:
     """Why ``mesh``'s size looks wrong, one message each (empty when it looks right): longer than
     :data:`LARGEST_PLAUSIBLE` or shorter than :data:`SMALLEST_PLAUSIBLE`; more than 100 times
     larger or smaller than ``scene_size`` (m, e.g. the median size of the scene's other shapes);
-    a ``voxel`` wider than the narrow band [``narrow_band_inner``, ``narrow_band_outer``]."""
+    a ``voxel`` wider than the narrow band [``narrow_band_inner``, ``narrow_band_outer``].
+
+    ``scale_fix`` and ``resolution_fix`` say how to rescale the mesh and refine its SDF in the
+    words of the interface the user is in (the defaults: the Python API and the USD attributes;
+    ``hydro mesh check`` passes its ``--scale`` and ``--resolution`` flags)."""
     lo, hi = mesh.local_aabb()
     longest = float(np.max(hi - lo))
     out = []
-    units = ("is it authored in millimetres or centimetres? Set the stage's metersPerUnit (USD) or load it with "
-             "Mesh.load(path, scale=0.001)")
+    units = f"is it authored in millimetres or centimetres? Set the stage's metersPerUnit (USD) or {scale_fix}"
     if longest > LARGEST_PLAUSIBLE:
         out.append(f"mesh {mesh.name!r} is {longest:.4g} m long: implausibly large for a robot part or an object; {units}")
     elif 0.0 < longest < SMALLEST_PLAUSIBLE:
         out.append(f"mesh {mesh.name!r} is {longest:.3g} m long: implausibly small; check its units (metersPerUnit, "
-                   f"or Mesh.load(path, scale=...))")
+                   f"or {scale_fix.replace('0.001', '...')})")
     if scene_size is not None:
         out += scene_size_warnings(mesh, scene_size)
     if voxel is not None and narrow_band_inner is not None and narrow_band_outer is not None:
@@ -83,7 +88,7 @@ def size_warnings(mesh, *, voxel: float | None = None, narrow_band_inner: float 
         if voxel > band:
             out.append(f"mesh {mesh.name!r}: its SDF voxel ({voxel:.4g} m) is wider than the narrow band "
                        f"[{narrow_band_inner:g}, {narrow_band_outer:g}] m, so the band holds less than one voxel; "
-                       f"check the mesh's units, or raise sdfMaxResolution / set sdfTargetVoxelSize")
+                       f"check the mesh's units, or {resolution_fix}")
     return out
 
 
@@ -141,7 +146,7 @@ def weld(vertices, faces, *, tolerance: float | None = None):
     diag = float(np.linalg.norm(v.max(axis=0) - v.min(axis=0))) if len(v) else 0.0
     tol = WELD_TOLERANCE * diag if tolerance is None else float(tolerance)
     if not math.isfinite(tol) or tol < 0.0:
-        raise InputError(f"weld tolerance must be a finite number >= 0, got {tolerance!r}")
+        raise InputError(f"weld tolerance must be a finite number >= 0, got {shown(tolerance)}")
     # exact duplicates first (cheap), then clusters of distinct positions within the tolerance
     # (a lexicographic sort of the rows: np.unique(axis=0) does the same, several times slower)
     order = np.lexsort((v[:, 2], v[:, 1], v[:, 0])) if len(v) else np.zeros(0, dtype=np.int64)
@@ -184,8 +189,17 @@ class EdgeTopology:
     misoriented_edges: int  # two faces, both the same direction (neighbours wound inconsistently)
     nonmanifold_edges: int  # more than two faces
     unbalanced_edges: int  # used more often one way than the other (any of the above)
-    boundary_loops: int  # holes: connected groups of unbalanced edges
+    boundary_loops: int  # holes: connected groups of boundary edges (edges of one face)
     manifold_edge_faces: np.ndarray = field(repr=False)  # (K, 2): the two faces of each edge used once each way
+    flipped_faces: int = 0  # faces to turn over so that every edge of two faces is used once each way
+                            # (the fewer of each connected piece's two orientations); 0 if none can do it
+
+    @property
+    def only_winding(self) -> bool:
+        """Closed except for faces wound inconsistently with their neighbours (no hole, no edge of
+        more than two faces): reorienting those faces closes it."""
+        return (self.misoriented_edges > 0 and self.boundary_edges == 0 and self.nonmanifold_edges == 0
+                and self.unbalanced_edges == self.misoriented_edges)
 
     @property
     def closed(self) -> bool:
@@ -195,7 +209,10 @@ class EdgeTopology:
         out = []
         if self.boundary_edges:
             out.append(f"{self.boundary_edges} boundary edge(s) in {self.boundary_loops} hole(s)")
-        if self.misoriented_edges:
+        if self.only_winding and self.flipped_faces:
+            out.append(f"closed, but {self.flipped_faces} face(s) wound inconsistently with their neighbours "
+                       f"({self.misoriented_edges} edge(s) used the same way by both faces): `hydro mesh repair` fixes that")
+        elif self.misoriented_edges:
             out.append(f"{self.misoriented_edges} edge(s) where neighbouring faces are wound inconsistently")
         unbalanced_nm = self.unbalanced_edges - self.boundary_edges - self.misoriented_edges
         if unbalanced_nm:
@@ -224,13 +241,13 @@ def edge_topology(faces, vertex_count: int) -> EdgeTopology:
     boundary = counts == 1
     misoriented = (counts == 2) & unbalanced
     nonmanifold = counts > 2
-    # holes: connected groups of unbalanced edges (by shared vertices)
+    # holes: connected groups of boundary edges (by shared vertices); a misoriented edge is no hole
     loops = 0
-    if np.any(unbalanced):
-        e_lo = uniq[unbalanced] // vertex_count
-        e_hi = uniq[unbalanced] % vertex_count
+    if np.any(boundary):
+        e_lo = uniq[boundary] // vertex_count
+        e_hi = uniq[boundary] % vertex_count
         verts, idx = np.unique(np.concatenate([e_lo, e_hi]), return_inverse=True)
-        k = int(unbalanced.sum())
+        k = int(boundary.sum())
         g = coo_matrix((np.ones(k), (idx[:k], idx[k:])), shape=(len(verts), len(verts)))
         loops = int(connected_components(g, directed=False)[0])
     # the two faces of every edge used exactly once each way
@@ -239,9 +256,40 @@ def edge_topology(faces, vertex_count: int) -> EdgeTopology:
     first_use = np.concatenate([[0], np.cumsum(counts)[:-1]])
     sel = np.nonzero(manifold)[0]
     pairs = np.stack([face_of[order[first_use[sel]]], face_of[order[first_use[sel] + 1]]], axis=1)
+    flipped = 0
+    if np.any(misoriented):
+        sel2 = np.nonzero(counts == 2)[0]
+        two = np.stack([face_of[order[first_use[sel2]]], face_of[order[first_use[sel2] + 1]]], axis=1)
+        flipped = _faces_to_flip(m, two, misoriented[sel2])
     return EdgeTopology(edge_count=len(uniq), boundary_edges=int(boundary.sum()),
                         misoriented_edges=int(misoriented.sum()), nonmanifold_edges=int(nonmanifold.sum()),
-                        unbalanced_edges=int(unbalanced.sum()), boundary_loops=loops, manifold_edge_faces=pairs)
+                        unbalanced_edges=int(unbalanced.sum()), boundary_loops=loops, manifold_edge_faces=pairs,
+                        flipped_faces=flipped)
+
+
+def _faces_to_flip(face_count: int, pairs, same_way) -> int:
+    """The fewest faces to turn over so that every pair of faces across an edge (``pairs`` (K, 2))
+    uses it once each way; ``same_way[k]``: pair k uses it the same way now. Each face has two
+    states (as given, turned over); a pair used once each way ties equal states, a pair used the
+    same way ties opposite ones. In each connected piece the two consistent orientations are the
+    two components of that doubled graph: the smaller one is what must turn. 0 when some piece
+    cannot be oriented consistently (a Möbius strip) or nothing needs to turn."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    i, j = pairs[:, 0], pairs[:, 1]
+    flip = same_way.astype(np.int64)
+    rows = np.concatenate([2 * i, 2 * i + 1])
+    cols = np.concatenate([2 * j + flip, 2 * j + 1 - flip])
+    n = 2 * face_count
+    g = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    _, label = connected_components(g, directed=False)
+    as_given, turned = label[0::2], label[1::2]
+    if np.any(as_given == turned):
+        return 0
+    sizes = np.bincount(as_given, minlength=label.max() + 1)  # faces as given in each component
+    pieces = np.unique(np.minimum(as_given, turned), return_index=True)[1]
+    return int(sum(min(sizes[as_given[f]], sizes[turned[f]]) for f in pieces))
 
 
 def _nonmanifold_pairs(v, f):
@@ -350,6 +398,10 @@ def _signed_volumes(v, f, labels, n_labels) -> np.ndarray:
 
 
 def open_mesh_message(name: str, topo: EdgeTopology, weld_report: WeldReport) -> str:
+    if topo.only_winding and topo.flipped_faces:
+        return (f"mesh {name!r} is closed, but {topo.flipped_faces} face(s) wound inconsistently with their "
+                f"neighbours: `hydro mesh repair PATH -o OUT` fixes that (hydro.geometry.mesh_repair.repair_mesh in "
+                f"Python); a hydroelastic shape needs every face wound alike")
     return (f"mesh {name!r} is not watertight: after welding ({weld_report.summary()}) it has "
             f"{'; '.join(topo.problems())}. A hydroelastic shape needs a closed surface. Fix: {_FIXES_OPEN}")
 
@@ -518,8 +570,10 @@ class MeshCheck:
             s = self.solid
             lines.append(f"solid        {s.shells} shell(s), {s.cavities} cavity(ies), volume {s.volume:.6g}, sign from "
                          f"{'closest-feature pseudo-normals (exact)' if s.sign == 'pseudonormal' else 'winding numbers'}")
-            lines.extend(f"             {note}" for note in s.notes)
-        lines.append("hydroelastic OK" if self.error is None else f"hydroelastic REFUSED: {self.error}")
+            lines.extend(f"             {note}" for note in s.notes if note != self.weld.summary())  # said above
+        error = None if self.error is None else self.error.replace(f"after welding ({self.weld.summary()}) it has",
+                                                                    "after welding it has")  # welding: said above
+        lines.append("hydroelastic OK" if error is None else f"hydroelastic REFUSED: {error}")
         return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from numba import prange
 
 from ..backend import cpu_jit, device_fn
+from ..errors import shown
 
 LEAF_SIZE = 8
 
@@ -305,7 +306,7 @@ class MeshDistance:
 
     def __init__(self, mesh, *, sign: str = "solid"):
         if sign not in SIGN_MODES:
-            raise ValueError(f"sign must be one of {', '.join(SIGN_MODES)}, got {sign!r}")
+            raise ValueError(f"sign must be one of {', '.join(SIGN_MODES)}, got {shown(sign)}")
         self.name = mesh.name
         self.solid = None
         self.winding = None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from .mesh_check import drop_cancelling_faces, edge_topology, weld
 from .mesh_winding import net_boundary_edges
 
@@ -130,7 +130,7 @@ def repair_mesh(mesh, *, max_displacement: float | None = None, resolution: int 
         lo, hi = mesh.local_aabb()
         max_displacement = grid_layout(lo, hi, SDFSettings(max_resolution=resolution))[1]
     if not np.isfinite(max_displacement) or max_displacement < 0.0:
-        raise InputError(f"max_displacement must be a finite number >= 0, got {max_displacement!r}")
+        raise InputError(f"max_displacement must be a finite number >= 0, got {shown(max_displacement)}")
     report.max_displacement = float(max_displacement)
 
     v, f, w = weld(mesh.vertices, mesh.faces, tolerance=weld_tolerance)

@@ -36,6 +36,7 @@ import numpy as np
 from numba import prange
 
 from ..backend import cpu_jit, device_fn
+from ..errors import shown
 
 __all__ = ["WindingNumber", "winding_number_exact", "NODE_TOLERANCE"]
 
@@ -450,7 +451,7 @@ class WindingNumber:
             raise ValueError("triangle vertices must be finite")
         tol = float(node_tolerance)
         if not math.isfinite(tol) or tol < 0.0:
-            raise ValueError(f"node_tolerance must be a finite number >= 0, got {node_tolerance!r}")
+            raise ValueError(f"node_tolerance must be a finite number >= 0, got {shown(node_tolerance)}")
         self.node_tolerance = tol
         self.triangles = tri
         lo, hi, left, start, count, order = _build_bvh(tri.mean(axis=1), tri.min(axis=1), tri.max(axis=1), _LEAF_SIZE)

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..geometry import Box, Capsule, Cone, Cylinder, Ellipsoid, Mesh, Sphere
 from ..transforms import quat_to_matrix
+from ..errors import shown
 
 __all__ = ["DEFAULT_DENSITY", "DEFAULT_SHELL_THICKNESS", "mass_properties", "body_mass_properties",
            "inverse_mass_properties", "check_inertia", "shell_properties", "solid_properties",
@@ -82,7 +83,7 @@ def shell_thickness_or_default(thickness) -> float:
         return DEFAULT_SHELL_THICKNESS
     t = float(thickness)
     if not math.isfinite(t) or t <= 0.0:
-        raise ValueError(f"shell thickness must be a finite number > 0 (m) or -inf, got {thickness!r}")
+        raise ValueError(f"shell thickness must be a finite number > 0 (m) or -inf, got {shown(thickness)}")
     return t
 
 
@@ -177,7 +178,7 @@ def shell_properties(geometry, thickness: float):
     as the shape gives the solid's properties."""
     t = float(thickness)
     if not math.isfinite(t) or t <= 0.0:
-        raise ValueError(f"shell thickness must be a finite number > 0 (m), got {thickness!r}")
+        raise ValueError(f"shell thickness must be a finite number > 0 (m), got {shown(thickness)}")
     solid = solid_properties(geometry)
     g = geometry
     if isinstance(g, Sphere):

@@ -18,6 +18,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ..errors import shown
+
 __all__ = ["ShapeMaterial", "MATERIAL_FIELDS", "MATERIAL_COUNT", "DEFAULT_MATERIAL", "material_row"]
 
 #: Coulomb friction of a shape without a bound material (PhysicsMaterialAPI has no fallback).
@@ -69,14 +71,14 @@ class ShapeMaterial:
             if v is None:
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                raise ValueError(f"ShapeMaterial.{f.name} must be a number or None, got {v!r}")
+                raise ValueError(f"ShapeMaterial.{f.name} must be a number or None, got {shown(v)}")
             v = float(v)
             if v == -math.inf:  # the schema's "engine default" sentinel
                 object.__setattr__(self, f.name, None)
                 continue
             if not math.isfinite(v) or v < 0.0:
                 raise ValueError(f"ShapeMaterial.{f.name} must be a finite number >= 0 (or None / -inf for the "
-                                 f"engine default), got {getattr(self, f.name)!r}")
+                                 f"engine default), got {shown(getattr(self, f.name))}")
             if f.name == "contact_stiffness" and v == 0.0:
                 raise ValueError("ShapeMaterial.contact_stiffness must be > 0 (or None for the engine default)")
             object.__setattr__(self, f.name, v)

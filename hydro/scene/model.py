@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import validate as _rules
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..geometry import Geometry, Heightfield, Mesh
 from ..sdf import SDFPack, SDFSettings, build_sdf
 from ..transforms import IDENTITY_POSE, check_poses, pose_compose
@@ -249,7 +249,7 @@ class Model:
         the new spec: :meth:`build_sdfs` builds it.
         """
         if isinstance(shape, bool) or not isinstance(shape, (int, np.integer)) or not 0 <= shape < self.shape_count:
-            raise ValueError(f"shape must be an index in [0, {self.shape_count - 1}], got {shape!r}")
+            raise ValueError(f"shape must be an index in [0, {self.shape_count - 1}], got {shown(shape)}")
         spec_of = self.shape_sdf if self._shape_sdf_spec is None else self._shape_sdf_spec
         i = int(spec_of[shape])
         if i < 0:
@@ -318,7 +318,7 @@ class _Group:
 def _vec3(name: str, v) -> np.ndarray:
     a = np.asarray(v, dtype=float).reshape(-1)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be 3 finite numbers, got {v!r}")
+        raise ValueError(f"{name} must be 3 finite numbers, got {shown(v)}")
     return a
 
 
@@ -334,7 +334,7 @@ def _positive_or_none(name: str, v):
         return None
     f = float(v)
     if not math.isfinite(f) or f <= 0:
-        raise ValueError(f"{name} must be a finite number > 0 (or None), got {v!r}")
+        raise ValueError(f"{name} must be a finite number > 0 (or None), got {shown(v)}")
     return f
 
 
@@ -411,7 +411,7 @@ class ModelBuilder:
         if not isinstance(geometry, Geometry):
             raise ValueError(f"shape {path}: geometry must be a hydro Geometry, got {type(geometry).__name__}")
         if isinstance(body, bool) or not isinstance(body, (int, np.integer)) or not -1 <= body < len(self._bodies):
-            raise ValueError(f"shape {path}: body must be -1 (static) or a body index in [0, {len(self._bodies) - 1}], got {body!r}")
+            raise ValueError(f"shape {path}: body must be -1 (static) or a body index in [0, {len(self._bodies) - 1}], got {shown(body)}")
         if isinstance(geometry, Heightfield) and body != -1:
             raise ValueError(f"shape {path}: a heightfield is static (as in Newton): add it with body=-1")
         sdf = SDFSettings() if sdf is None else sdf
@@ -426,7 +426,7 @@ class ModelBuilder:
         numbers = {}
         for name, v in (("stiffness", stiffness), ("margin", margin), ("gap", gap)):
             if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
-                raise ValueError(f"shape {path}: {name} must be a number, got {v!r}")
+                raise ValueError(f"shape {path}: {name} must be a number, got {shown(v)}")
             numbers[name] = float(v)
         findings = _rules.shape_findings(
             path, kind=geometry.kind_name, hydroelastic=hydroelastic, stiffness=numbers["stiffness"],
@@ -440,7 +440,7 @@ class ModelBuilder:
         for name, v in (("static_friction", static_friction), ("dynamic_friction", dynamic_friction)):
             f = float(v)
             if not math.isfinite(f) or f < 0:
-                raise ValueError(f"shape {path}: {name} must be a finite number >= 0, got {v!r}")
+                raise ValueError(f"shape {path}: {name} must be a finite number >= 0, got {shown(v)}")
             friction.append(f)
         if material is None:
             material = ShapeMaterial()
@@ -451,12 +451,12 @@ class ModelBuilder:
                            dynamic_friction=friction[1] if material.dynamic_friction is None
                            else material.dynamic_friction)
         if not isinstance(collision_enabled, (bool, np.bool_)):
-            raise ValueError(f"shape {path}: collision_enabled must be True or False, got {collision_enabled!r}")
+            raise ValueError(f"shape {path}: collision_enabled must be True or False, got {shown(collision_enabled)}")
         if isinstance(collision_groups, str):
             collision_groups = (collision_groups,)
         groups = tuple(collision_groups)
         if not all(isinstance(g, str) and g for g in groups):
-            raise ValueError(f"shape {path}: collision_groups must be group names, got {collision_groups!r}")
+            raise ValueError(f"shape {path}: collision_groups must be group names, got {shown(collision_groups)}")
         self._shapes.append(_Shape(
             path=path, geometry=geometry, body=int(body), local_pose=_pose(f"local_pose of shape {path}", local_pose),
             hydroelastic=bool(hydroelastic), stiffness=numbers["stiffness"], sdf=sdf, margin=numbers["margin"],
@@ -474,7 +474,7 @@ class ModelBuilder:
         shapes in no group either. Groups may
         name groups added later; unknown names are an error when the model is made."""
         if not isinstance(name, str) or not name:
-            raise ValueError(f"collision group name must be a non-empty string, got {name!r}")
+            raise ValueError(f"collision group name must be a non-empty string, got {shown(name)}")
         if name in self._groups:
             raise ValueError(f"collision group {name} is added twice")
         if isinstance(filtered_groups, str):
@@ -534,10 +534,10 @@ class ModelBuilder:
         """Make the :class:`Model`: mass properties (:mod:`~hydro.scene.mass`), env replication
         (:mod:`~hydro.scene.replicate`), SDFs."""
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+            raise ValueError(f"num_envs must be an integer >= 1, got {shown(num_envs)}")
         spacing = float(env_spacing)
         if not math.isfinite(spacing) or spacing < 0:
-            raise ValueError(f"env_spacing must be a finite number >= 0 (m), got {env_spacing!r}")
+            raise ValueError(f"env_spacing must be a finite number >= 0 (m), got {shown(env_spacing)}")
         num_envs = int(num_envs)
 
         self._warn_mesh_scale()

@@ -24,6 +24,8 @@ import re
 
 import numpy as np
 
+from ..errors import shown
+
 __all__ = ["WORLD_ROOT", "ENVS_ROOT", "ENV_PATH", "ENV_REGEX_NS", "env_of", "env_path", "is_env_prim", "env_relative",
            "relative_name", "path_in_env", "is_under", "nearest_ancestor", "prim_order", "env_namespace",
            "expand_expr", "actor_table"]
@@ -182,7 +184,7 @@ def env_namespace(model) -> str:
 def expand_expr(expr: str, model) -> re.Pattern:
     """Compile a prim path expression: ``{ENV_REGEX_NS}`` → the env namespace, then a regex."""
     if not isinstance(expr, str) or not expr:
-        raise ValueError(f"a prim path expression must be a non-empty string, got {expr!r}")
+        raise ValueError(f"a prim path expression must be a non-empty string, got {shown(expr)}")
     text = expr.replace("{ENV_REGEX_NS}", env_namespace(model))
     try:
         return re.compile(text)

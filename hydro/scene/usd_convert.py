@@ -28,6 +28,7 @@ from .model import DEFAULT_STIFFNESS, IDENTITY, ModelBuilder
 from .paths import env_of, env_path, is_under, nearest_ancestor, prim_order
 from .usd_values import filter_targets, merge_collision_groups, to_si
 from .usd_values import shape_material as usd_shape_material
+from ..errors import shown
 
 GEOMETRY_TYPES = ("Sphere", "Cube", "Capsule", "Capsule_1", "Cylinder", "Cylinder_1", "Cone", "Mesh", "Plane")
 KIND_OF_TYPE = {"Sphere": "sphere", "Cube": "box", "Capsule": "capsule", "Capsule_1": "capsule",
@@ -154,7 +155,7 @@ def primitive_geometry(type_name: str, m: np.ndarray, unit: float, axis: str, ge
     if tn not in AXIS_TYPES:
         axis = "Z"
     if axis not in AXIS_INDEX:
-        raise GeometryError(f"axis must be X, Y or Z, got {axis!r}")
+        raise GeometryError(f"axis must be X, Y or Z, got {shown(axis)}")
     t, s, u, sign = decompose(m, unit=unit)
     ai = AXIS_INDEX[axis]
     if sign < 0:  # a mirror: absorb it by a symmetry plane of the shape that contains its axis

@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from ..errors import shown
+
 from ..geometry import Box, ConvexMesh, Mesh, Sphere
 from ..transforms import pose_compose
 from .material import ShapeMaterial
@@ -72,10 +74,10 @@ def shape_material(values: dict, *, mpu: float, kpu: float):
     for key, name in fields.items():
         v = si(name)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ValueError(f"{name} must be a number, got {v!r}")
+            raise ValueError(f"{name} must be a number, got {shown(v)}")
         if v != -math.inf and (not math.isfinite(v) or v < 0 or (key == "contact_stiffness" and v == 0)):
             raise ValueError(f"{name} must be a finite number {'> 0' if key == 'contact_stiffness' else '>= 0'} "
-                             f"(or -inf: the engine's default), got {values.get(name)!r}")
+                             f"(or -inf: the engine's default), got {shown(values.get(name))}")
         kwargs[key] = v
     density = si("physics:density")
     ok = isinstance(density, (int, float)) and not isinstance(density, bool) and math.isfinite(density)

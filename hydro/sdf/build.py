@@ -23,7 +23,7 @@ import numpy as np
 from numba import prange
 
 from ..backend import cpu_jit
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..geometry import MESH, Geometry, Mesh
 from ..geometry.mesh_check import MeshWarning
 from .pack import SDFPack
@@ -429,7 +429,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     if not geometry.volumetric:
         raise InputError(f"a {geometry.kind_name} has no inside and cannot have an SDF")
     if not math.isfinite(extra_padding) or extra_padding < 0.0:
-        raise InputError(f"extra_padding must be a finite number >= 0, got {extra_padding!r}")
+        raise InputError(f"extra_padding must be a finite number >= 0, got {shown(extra_padding)}")
     t0 = time.perf_counter()
     notes = []
     if isinstance(geometry, Mesh):  # meshes and convex hulls
@@ -536,8 +536,9 @@ def report(sdf: SDF) -> str:
         f"memory       fine {m.fine_bytes / 1024:.1f} KiB + coarse {m.coarse_bytes / 1024:.1f} KiB + slots "
         f"{m.slot_bytes / 1024:.1f} KiB = {m.total_bytes / 1024:.1f} KiB",
         f"dense grid   {m.dense_float32_bytes / 1024:.1f} KiB float32 ({100.0 * m.total_bytes / m.dense_float32_bytes:.1f}% "
-        f"of it), {m.dense_same_format_bytes / 1024:.1f} KiB {sdf.settings.texture_format} "
-        f"({100.0 * m.total_bytes / m.dense_same_format_bytes:.1f}% of it)",
+        f"of it)" + ("" if sdf.settings.texture_format == "float32" else  # the same grid: said once
+                     f", {m.dense_same_format_bytes / 1024:.1f} KiB {sdf.settings.texture_format} "
+                     f"({100.0 * m.total_bytes / m.dense_same_format_bytes:.1f}% of it)"),
         f"build        {sdf.build_seconds * 1e3:.1f} ms",
     ]
     lines.extend(f"mesh         {note}" for note in sdf.notes)

@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..errors import shown
+
 BRICK_SHIFT = 3
 BRICK = 1 << BRICK_SHIFT  # voxels per brick edge (8)
 INV_BRICK = 1.0 / BRICK
@@ -54,33 +56,33 @@ class SDFSettings:
     def __post_init__(self):
         r = self.max_resolution
         if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r <= 0 or r % BRICK != 0:
-            raise ValueError(f"max_resolution must be a positive multiple of {BRICK}, got {r!r}")
+            raise ValueError(f"max_resolution must be a positive multiple of {BRICK}, got {shown(r)}")
         object.__setattr__(self, "max_resolution", int(r))
         if self.target_voxel_size is not None:
             t = float(self.target_voxel_size)
             if not math.isfinite(t):
-                raise ValueError(f"target_voxel_size must be finite, got {self.target_voxel_size!r}")
+                raise ValueError(f"target_voxel_size must be finite, got {shown(self.target_voxel_size)}")
             object.__setattr__(self, "target_voxel_size", t)
         inner = float(self.narrow_band_inner)
         outer = float(self.narrow_band_outer)
         if not math.isfinite(inner) or inner >= 0.0:
-            raise ValueError(f"narrow_band_inner must be a finite number < 0, got {self.narrow_band_inner!r}")
+            raise ValueError(f"narrow_band_inner must be a finite number < 0, got {shown(self.narrow_band_inner)}")
         if not math.isfinite(outer) or outer <= 0.0:
-            raise ValueError(f"narrow_band_outer must be a finite number > 0, got {self.narrow_band_outer!r}")
+            raise ValueError(f"narrow_band_outer must be a finite number > 0, got {shown(self.narrow_band_outer)}")
         object.__setattr__(self, "narrow_band_inner", inner)
         object.__setattr__(self, "narrow_band_outer", outer)
         if self.padding is not None:
             p = float(self.padding)
             if not math.isfinite(p) or p < 0.0:
-                raise ValueError(f"padding must be a finite number >= 0, got {self.padding!r}")
+                raise ValueError(f"padding must be a finite number >= 0, got {shown(self.padding)}")
             object.__setattr__(self, "padding", p)
         if self.texture_format not in FORMATS:
             raise ValueError(
-                f"texture_format must be one of {', '.join(FORMATS)}, got {self.texture_format!r}"
+                f"texture_format must be one of {', '.join(FORMATS)}, got {shown(self.texture_format)}"
             )
         c = float(self.coarse_tolerance)
         if not math.isfinite(c) or c < 0.0:
-            raise ValueError(f"coarse_tolerance must be a finite number >= 0, got {self.coarse_tolerance!r}")
+            raise ValueError(f"coarse_tolerance must be a finite number >= 0, got {shown(self.coarse_tolerance)}")
         object.__setattr__(self, "coarse_tolerance", c)
 
 

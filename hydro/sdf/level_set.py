@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..contact.mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
+from ..errors import shown
 
 __all__ = ["MarchingCubesMesh", "marching_cubes", "sdf_grid_values", "sdf_level_set", "mesh_area"]
 
@@ -82,7 +83,7 @@ def marching_cubes(values, *, origin=(0.0, 0.0, 0.0), spacing=1.0, clamp: float 
     if v.ndim != 3 or min(v.shape) < 2:
         raise ValueError(f"values must be a 3-D grid with at least 2 samples per axis, got shape {v.shape}")
     if not 0.0 <= clamp < 0.5:
-        raise ValueError(f"clamp must lie in [0, 0.5), got {clamp!r}")
+        raise ValueError(f"clamp must lie in [0, 0.5), got {shown(clamp)}")
     origin = np.broadcast_to(np.asarray(origin, dtype=np.float64), (3,))
     spacing = np.broadcast_to(np.asarray(spacing, dtype=np.float64), (3,))
     nz, ny, nx = (s - 1 for s in v.shape)

@@ -18,7 +18,9 @@ import os
 
 import numpy as np
 
-__all__ = ["FORMATS", "line_plot", "styled_figure", "save_figure"]
+from ..errors import shown
+
+__all__ = ["FORMATS", "line_plot", "line_styles", "styled_figure", "save_figure"]
 
 #: File types by extension.
 FORMATS = ("png", "svg", "pdf")
@@ -41,6 +43,24 @@ STYLE = {
 }
 
 
+#: Line colours (matplotlib's tab10, its default cycle) and line styles: series k gets colour k mod 10 and the next style every 10 series, so up to 40
+#: series are told apart by colour and dash; markers then tell further rounds apart.
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+          "#17becf")
+DASHES = ("-", "--", ":", "-.")
+MARKERS = (None, "o", "s", "^", "v", "D")
+
+
+def line_styles(count: int) -> list:
+    """``count`` distinct ``(colour, linestyle, marker)`` for the lines of one plot."""
+    out = []
+    for k in range(int(count)):
+        rnd = k // len(COLORS)
+        out.append((COLORS[k % len(COLORS)], DASHES[rnd % len(DASHES)],
+                    MARKERS[(rnd // len(DASHES)) % len(MARKERS)]))
+    return out
+
+
 def _matplotlib():
     """``(rc_context, Figure, FigureCanvasAgg)``; a clear error when matplotlib is missing."""
     try:
@@ -54,9 +74,9 @@ def _matplotlib():
 
 def _axis_label(label: str, unit: str, which: str) -> str:
     if not isinstance(unit, str) or not unit.strip():
-        raise ValueError(f"{which}unit must name the unit of the {which} axis (e.g. 's', 'N'), got {unit!r}")
+        raise ValueError(f"{which}unit must name the unit of the {which} axis (e.g. 's', 'N'), got {shown(unit)}")
     if not isinstance(label, str) or not label.strip():
-        raise ValueError(f"{which}label must say what the {which} axis shows, got {label!r}")
+        raise ValueError(f"{which}label must say what the {which} axis shows, got {shown(label)}")
     return f"{label} ({unit})"
 
 
@@ -94,7 +114,7 @@ def save_figure(fig, path, *, dpi: int = 100) -> str:
 def line_plot(path, x, series, *, title: str = "", xlabel: str, xunit: str, ylabel: str, yunit: str,
               size=(9.0, 5.0), dpi: int = 100):
     """Plot ``series`` (a list of ``(name, y)``, each y as long as ``x``) against ``x``, one line
-    each with a legend, into ``path`` (.png, .svg or .pdf). Axis labels read ``label (unit)``.
+    each (distinct colour × line style: :func:`line_styles`) with a legend, into ``path`` (.png, .svg or .pdf). Axis labels read ``label (unit)``.
     Returns the matplotlib ``Figure`` (already written)."""
     xlabel_text = _axis_label(xlabel, xunit, "x")
     ylabel_text = _axis_label(ylabel, yunit, "y")
@@ -109,8 +129,10 @@ def line_plot(path, x, series, *, title: str = "", xlabel: str, xunit: str, ylab
     fig, ax = styled_figure(size=size)
     rc_context, _, _ = _matplotlib()
     with rc_context(STYLE):
-        for name, y in lines:
-            ax.plot(x, y, label=name, marker="." if x.size == 1 else None)
+        for (name, y), (color, dash, marker) in zip(lines, line_styles(len(lines))):
+            marker = "." if x.size == 1 and marker is None else marker
+            ax.plot(x, y, label=name, color=color, linestyle=dash, marker=marker,
+                    markevery=max(1, x.size // 12) if marker and x.size > 1 else None)
         ax.set_xlabel(xlabel_text)
         ax.set_ylabel(ylabel_text)
         if title:

@@ -178,7 +178,8 @@ def _write(out_dir, scene, m, names, sensors, t, body_q, body_qd, fn, ft, touchi
                 paths = np.array([[s.body_paths[e][0] for _, s in sensors] for e in range(E)]).reshape(E, K)
                 np.savez(sens, time=t, sensor_names=np.array(names, dtype=str).reshape(K), body_paths=paths,
                          net_normal_forces_w=fn, net_friction_forces_w=ft, net_forces_w=fn + ft, in_contact=touching)
-                series = [(n, np.linalg.norm(fn[:, 0, k] + ft[:, 0, k], axis=-1)) for k, n in enumerate(names)]
+                # one line per sensor body, labelled by the body's path in env 0
+                series = [(paths[0, k], np.linalg.norm(fn[:, 0, k] + ft[:, 0, k], axis=-1)) for k in range(K)]
                 line_plot(plot, t, series, title=f"{os.path.basename(os.fspath(scene))}: net contact force on each "
                           f"sensor body (env 0)", xlabel="time", xunit="s", ylabel="|net contact force|", yunit="N")
             late = bool(held)
