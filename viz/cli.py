@@ -65,12 +65,12 @@ def run(args) -> int:
 
     size = parse_size(args.size)
     parse_camera(args.camera, (0.0, 0.0, 0.0), 1.0)
-    if args.screenshot:  # before any work: a PNG path hydro may write (not the scene, a link, a FIFO)
+    if args.screenshot:  # before any work: an image path hydro may write (not the scene, a link, a FIFO)
         from hydro.tools.outputs import output_file
 
+        image_format(args.screenshot)  # .png or .jpg/.jpeg: the format the suffix names
         output_file(args.screenshot, option="--screenshot", inputs=[args.scene], suffixes=(".png", ".jpg", ".jpeg"),
                     example="view.png")
-        image_format(args.screenshot)  # .png or .jpg/.jpeg: the format the suffix names
     try:
         import polyscope  # noqa: F401
     except ImportError as exc:
