@@ -184,6 +184,9 @@ def test_a_new_kind_of_shape_is_drawn_by_one_mesher(monkeypatch):
     from hydro.geometry.shapes import Heightfield
     from viz import shapes
 
+    vertices, faces = shapes.source_mesh(Heightfield())  # the heightfield's one mesher: its surface grid
+    assert len(vertices) == 4 and len(faces) == 2
+    monkeypatch.delitem(shapes.MESHERS, HEIGHTFIELD)
     assert shapes.source_mesh(Heightfield()) is None
     quad = (np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0.1], [0, 1, 0.0]]), np.array([[0, 1, 2, 3]]))
     monkeypatch.setitem(shapes.MESHERS, HEIGHTFIELD, lambda geometry, extent: quad)
