@@ -68,9 +68,8 @@ def run(args) -> int:
     if args.screenshot:  # before any work: an image path hydro may write (not the scene, a link, a FIFO)
         from hydro.tools.outputs import output_file
 
-        image_format(args.screenshot)  # .png or .jpg/.jpeg: the format the suffix names
-        output_file(args.screenshot, option="--screenshot", inputs=[args.scene], suffixes=(".png", ".jpg", ".jpeg"),
-                    example="view.png")
+        output_file(args.screenshot, option="--screenshot", inputs=[args.scene], example="view.png")
+        image_format(args.screenshot, option="--screenshot")  # .png or .jpg/.jpeg: the format the suffix names
     try:
         import polyscope  # noqa: F401
     except ImportError as exc:

@@ -36,19 +36,20 @@ DEFAULT_SIZE = (1024, 768)
 IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG"}
 
 
-def image_format(path) -> str:
+def image_format(path, *, option: str = "screenshot") -> str:
     """The format ``path``'s suffix names (``"PNG"`` or ``"JPEG"``); a clear error for any other
-    suffix, or for JPEG without Pillow (checked before anything is rendered)."""
+    suffix, or for JPEG without Pillow (checked before anything is rendered). ``option`` names the
+    path in the message as the user gave it (``--screenshot`` on the command line)."""
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in IMAGE_FORMATS:
-        raise ValueError(f"screenshot {os.fspath(path)!r}: the format follows the suffix, one of "
-                         f"{', '.join(IMAGE_FORMATS)}; got {ext or 'no suffix'}")
+        raise ValueError(f"{option} {os.fspath(path)!r}: unknown file type {repr(ext) if ext else '(no suffix)'}: "
+                         f"the format follows the suffix, one of {', '.join(IMAGE_FORMATS)}")
     fmt = IMAGE_FORMATS[ext]
     if fmt == "JPEG":
         try:
             import PIL.Image  # noqa: F401
         except ImportError:
-            raise ValueError(f"screenshot {os.fspath(path)!r}: JPEG needs Pillow (pip install pillow); "
+            raise ValueError(f"{option} {os.fspath(path)!r}: JPEG needs Pillow (pip install pillow); "
                              "or write a .png") from None
     return fmt
 
