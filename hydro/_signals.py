@@ -18,14 +18,15 @@ with its output. So the command installs its own handler:
   simulated so far) says so, so the checks let its documented output through.
 
 Library use (``import hydro`` in a script or notebook) changes nothing: no handler is installed.
-It imports only modules the interpreter has already loaded (``os``, ``signal``, ``sys``), so the
-handler is in place within microseconds of hydro's first line. What comes before that line — the
+It imports only modules the interpreter has already loaded (``atexit``, ``os``, ``signal``, ``sys``),
+so the handler is in place within microseconds of hydro's first line. What comes before that line — the
 interpreter's start-up, site-packages ``.pth`` files such as an editable install's finder — is
 Python's own (a Ctrl-C there is Python's traceback).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -99,6 +100,10 @@ def install_for_command() -> None:
     except ValueError:  # not the main thread: Python cannot handle signals there
         return
     _state["active"] = True
+    # Python's finalisation puts SIGINT back to the system default (the process would die of it,
+    # status -2, with no line) after the command has said everything: from the exit handlers on,
+    # a Ctrl-C is ignored, so the status is the one the command returned
+    atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
 
 
 def working(command: str) -> None:
