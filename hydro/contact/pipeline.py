@@ -36,6 +36,7 @@ from .pair_setup import PAIR_SETUP, PI_COUNT, PairView
 from .polytope import POLYTOPE_CONTACTS
 from .reduction import reduce_on_device
 from .refine import REFINE_BRICKS, REFINE_CHILDREN
+from .resolution import PatchResolution
 from .types import CollisionResult, Contacts, PatchTriangles
 from .workspace import Buffer, CallRecord, ContactOverflowError, ContactWorkspace, reserve
 
@@ -130,6 +131,7 @@ class HydroelasticPipeline:
         self._limit_warnings = set()
         warn_findings(shape_size_findings(model), self._limit_warnings)
         self.deep_overlap = DeepOverlap(model) if self.config.deep_overlap_fallback else None
+        self.resolution = PatchResolution(model, self.config.exact_primitives)  # patches small for their grid
 
     @property
     def next_build(self):
@@ -145,7 +147,9 @@ class HydroelasticPipeline:
         """Contacts of all hydroelastic pairs at world ``shape_poses`` (S, 7).
 
         ``pairs`` (optional, (K, 2) shape indices) skips the broad phase and collides exactly
-        those pairs; both shapes of each must be hydroelastic with an SDF. ``triangles``: also
+        those pairs; both shapes of each must be hydroelastic with an SDF. A pair is unordered and
+        collided once however often it is listed ((0, 1) and (1, 0) are one pair): the result's
+        ``pair_shape_a``/``pair_shape_b`` hold the distinct pairs, in order of first appearance. ``triangles``: also
         return the patch triangles' vertices (``result.triangles``, one row per ``result.patch``
         contact), for drawing the patch.
         """
@@ -181,6 +185,7 @@ class HydroelasticPipeline:
                 extra.set_pair_materials(self.shape_material)
                 results["contacts"] = Contacts.concatenate([results["contacts"], extra])
             call.counts["deep_overlap"] = 0 if extra is None else len(extra)
+        self.resolution.check(self.calls, results["contacts"], results["pair_shape_a"], results["pair_shape_b"])
         call.handle_overflow(self.config.overflow)
         return CollisionResult(**results, overflow=call.overflow, timings_ms=call.timings_ms, counts=call.counts)
 
@@ -481,4 +486,11 @@ class HydroelasticPipeline:
                 if not self.is_hydro[s]:
                     raise InputError(f"shape {paths[s]} is not hydroelastic, so it cannot be paired with "
                                      f"{paths[other]} for hydroelastic contact")
-        return np.sort(arr, axis=1).astype(np.int32)
+        arr = np.sort(arr, axis=1).astype(np.int32)
+        # a pair is unordered and names one contact: (0, 1) twice, or (0, 1) and (1, 0), is collided
+        # once (it doubled the force before, issue 27); the first occurrence keeps its place
+        if len(arr) > 1:
+            _, first = np.unique(arr, axis=0, return_index=True)
+            if len(first) < len(arr):
+                arr = np.ascontiguousarray(arr[np.sort(first)])
+        return arr

@@ -84,6 +84,7 @@ from ..errors import InputError
 from ..scene.material import MAT_CONTACT_STIFFNESS
 from ..scene.model import DEFAULT_ENV_SPACING, Model, State
 from ..transforms import quat_mul, quat_normalize, quat_rotate, quat_to_matrix
+from .departure import DepartureWatch
 from .friction import solve_friction
 from .kinematics import KinematicScript, kinematic_targets, quat_exp
 from .sensing import ContactFrame, rows_sum
@@ -166,6 +167,9 @@ class Simulation:
         self._scripts: list[KinematicScript] = []
         self._sensors = []
         self._warned_unstable = False
+        #: warn when bodies leave the ground or the scene while stepping (:mod:`hydro.sim.departure`)
+        self.watch_departures = True
+        self._departures = DepartureWatch(model, self.gravity)
 
     # ------------------------------------------------------------------------------------------
     @property
@@ -398,6 +402,7 @@ class Simulation:
         self.step_count += 1
         for s in self._sensors:
             s.on_step(frames, self.state, self.step_count, self.dt)
+        self._departures.check(self)  # bodies that left the ground or the scene: warned once (departure.py)
 
     # ------------------------------------------------------------------------------------------
     def _substep(self) -> ContactFrame:
