@@ -210,11 +210,11 @@ def test_a_landing_touch_is_not_reported_but_a_lasting_small_patch_is():
     with warnings.catch_warnings():
         warnings.simplefilter("error", HydroelasticLimitWarning)
         pipe.collide(apart)
-        for _ in range(3):  # landing: a small patch for a few calls, then a resolved one
-            pipe.collide(touch)
-            pipe.collide(deep)
+        for _ in range(4 * PERSIST_CALLS // 2):  # landings: a small patch for two calls, then a resolved one
+            for poses in (touch, touch) + (deep,) * 10:
+                pipe.collide(poses)
     with pytest.warns(HydroelasticLimitWarning, match="voxels wide"):
-        for _ in range(PERSIST_CALLS):
+        for _ in range(2 * PERSIST_CALLS + 1):  # resting on a small patch
             pipe.collide(touch)
 
 

@@ -17,9 +17,10 @@ box at 32, 29 % less. :class:`PatchResolution` looks at each pair's patch after 
   torus, 3.3 % low at 0.28 voxel as the reduced contacts measure it, is not reported).
 
 A pair is reported (:class:`~hydro.contact.deep_overlap.HydroelasticLimitWarning`) once per
-pipeline, when its patch is small on the pipeline's first call (a one-off query) or on
-``PERSIST_CALLS`` calls in a row (a resting contact; a body landing passes through a small patch
-for a step or two and is not reported).
+pipeline, when its patch is small on the pipeline's first call (a one-off query) or at two checks
+in a row, made every ``PERSIST_CALLS`` calls (a resting contact; a body landing passes through a
+small patch for a step or two and is not reported). Checking every few calls keeps its cost (about
+30 µs of NumPy on a 25-contact scene) off most calls.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ MIN_PATCH_VOXELS = 4.0
 TARGET_PATCH_VOXELS = 6.0
 #: A patch shallower than this fraction of an interpolated field's voxel is reported.
 MIN_DEPTH_VOXELS = 0.15
-#: Calls in a row a pair's patch must stay small before it is reported (after the first call).
+#: Calls between two checks; a pair small at two checks in a row is reported (after the first call).
 PERSIST_CALLS = 8
 
 
@@ -63,26 +64,34 @@ class PatchResolution:
 
     def check(self, calls: int, contacts, pair_a, pair_b) -> None:
         """Look at the pairs' patches of the ``calls``-th call (its contact table and pairs)."""
+        if calls != 1 and calls % PERSIST_CALLS != 1:  # the first call, then every PERSIST_CALLS-th
+            return
         n_pairs = len(pair_a)
-        if n_pairs == 0:
-            self.streak.clear()
+        if n_pairs == 0 or len(contacts) == 0:
+            self.streak = {}
             return
         inside = ~np.asarray(contacts.speculative, dtype=bool)
         pair = np.asarray(contacts.pair)[inside]
         area = np.bincount(pair, weights=np.asarray(contacts.area, float)[inside], minlength=n_pairs)[:n_pairs]
         deepest = np.zeros(n_pairs)
         np.minimum.at(deepest, pair, np.asarray(contacts.depth, float)[inside])
+        # the same tests as _finding, on every pair at once; _finding then words the few it flags
+        a = np.asarray(pair_a, dtype=np.int64)
+        b = np.asarray(pair_b, dtype=np.int64)
+        h_width = np.maximum(self.voxel[b], np.where(self.exact[a], 0.0, self.voxel[a]))
+        shallow_h = np.maximum(np.where(self.exact[a], 0.0, self.voxel[a]), np.where(self.exact[b], 0.0, self.voxel[b]))
+        small = (area > 0.0) & ((2.0 * np.sqrt(area / math.pi) < MIN_PATCH_VOXELS * h_width)
+                                | (-deepest < MIN_DEPTH_VOXELS * shallow_h))
         streak = {}
-        for p in np.flatnonzero(area > 0.0):
-            a, b = int(pair_a[p]), int(pair_b[p])
-            key = (min(a, b), max(a, b))
+        for p in np.flatnonzero(small):
+            key = (int(min(a[p], b[p])), int(max(a[p], b[p])))
             if key in self.warned:
                 continue
-            finding = self._finding(a, b, float(area[p]), -float(deepest[p]))
+            finding = self._finding(int(a[p]), int(b[p]), float(area[p]), -float(deepest[p]))
             if finding is None:
                 continue
             streak[key] = self.streak.get(key, 0) + 1
-            if calls == 1 or streak[key] >= PERSIST_CALLS:
+            if calls == 1 or streak[key] >= 2:
                 self.warned.add(key)
                 warnings.warn(finding, HydroelasticLimitWarning, stacklevel=4)
         self.streak = streak
