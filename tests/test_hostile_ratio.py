@@ -228,3 +228,23 @@ def test_shipped_resolutions_are_not_reported():
         for res, d in ((64, 0.002), (32, 0.002)):
             m = shapes([Box((0.5, 0.5, 0.1)), Sphere(R)], stiffness=1e9, resolution=res)
             HydroelasticPipeline(m).collide(np.array([pose((0, 0, -0.05)), pose((0, 0, R - d))]))
+
+
+def test_the_shipped_sphere_on_box_with_a_stiff_sphere():
+    # the case: only the sphere's stiffness raised, 6.6e7 -> 6.6e15 (40.9 N, 81.3 N, 75.9 N,
+    # 315 N, then 28,410 N plus 51 N sideways); the limit is k_box·V_cap = 82.39 N
+    import os
+
+    import hydro
+
+    m = hydro.load_usd(os.path.join(os.path.dirname(__file__), "..", "scenes", "sphere_on_box.usda"))
+    poses = m.shape_world_poses()
+    k_box = float(m.shape_stiffness[0])
+    ref = k_box * math.pi * D * D * (R - D / 3)
+    for k in (6.6e10, 6.6e11, 6.6e13, 6.6e15):
+        m.shape_stiffness[1] = k
+        c = HydroelasticPipeline(m).collide(poses).contacts
+        f = (c.force_vectors().astype(float) * np.where(c.shape_b == 1, 1.0, -1.0)[:, None]).sum(axis=0)
+        exact = sphere_on_box(D, R, k_sphere=k, k_box=k_box).force
+        assert abs(f[2] / exact - 1.0) < 0.01 and abs(f[2] / ref - 1.0) < 0.01, (k, f, exact)
+        assert math.hypot(f[0], f[1]) <= 1e-5 * f[2], (k, f)
