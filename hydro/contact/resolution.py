@@ -36,7 +36,7 @@ from ..sdf.layout import BRICK
 from .deep_overlap import EXACT_KINDS, HydroelasticLimitWarning
 
 #: A patch narrower than this many voxels is reported.
-MIN_PATCH_VOXELS = 2.0
+MIN_PATCH_VOXELS = 3.0
 #: The width the suggested resolution aims for.
 TARGET_PATCH_VOXELS = 6.0
 #: A patch shallower than this fraction of an interpolated field's voxel is reported.
