@@ -94,13 +94,14 @@ def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
     """The grid for bounds ``lo..hi``: ``(origin, voxel_size, resolution, padding)``.
 
     The voxel size is the shape's own: its longest axis plus the settings' padding gets
-    ``max_resolution`` voxels (unless a positive ``target_voxel_size`` decides). ``extra_padding``
-    (the shape's contact margin + gap) adds voxels of that size around it, up to
-    ``PADDED_REFINEMENT`` × ``max_resolution`` per axis; only a margin + gap beyond that (more than
-    about half the shape's size) coarsens the grid. So a gap, which only adds speculative contacts,
-    does not move the grid a penetrating patch is built on (it did: a 1 cm gap on a 0.2 m sphere at
-    resolution 32 took 5 % off its force, issue 27). Every axis count is rounded up to a multiple
-    of 8 and the box is centred on the shape's bounds.
+    ``max_resolution`` voxels (unless a positive ``target_voxel_size`` decides), every axis count
+    rounded up to a multiple of 8, the box centred on the shape's bounds. ``extra_padding`` (the
+    shape's contact margin + gap) adds whole bricks of those voxels on every side, up to
+    ``PADDED_REFINEMENT`` × ``max_resolution`` per axis, so the shape's voxels and bricks stay where
+    they are without it; only a margin + gap beyond that (more than about half the shape's size)
+    coarsens the grid. So a gap, which only adds speculative contacts, does not move the grid a
+    penetrating patch is built on (it did: a 1 cm gap on a 0.2 m sphere at resolution 32 took 5 %
+    off its force, issue 27).
     """
     lo = np.asarray(lo, dtype=float)
     hi = np.asarray(hi, dtype=float)
@@ -115,18 +116,31 @@ def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
     else:
         n_max = settings.max_resolution
         longest = float(size.max())
-        # up to PADDED_REFINEMENT × max_resolution voxels per axis for the margin + gap (issue 16),
-        # at the shape's own voxel size while they fit (issue 27)
         n_cap = PADDED_REFINEMENT * n_max
+        # the shape's own grid (what it gets without a margin or gap) ...
         if settings.padding is None:
             pad_vox = DEFAULT_PADDING_VOXELS if n_max >= 32 else 1
-            h = max(longest / (n_max - 2 * pad_vox), (longest + 2 * extra) / (n_cap - 2 * pad_vox))
-            pad = pad_vox * h + extra
+            h = longest / (n_max - 2 * pad_vox)
+            pad = pad_vox * h
         else:
-            pad = settings.padding + extra
-            h = max((longest + 2 * settings.padding) / n_max, (longest + 2 * pad) / n_cap)
+            pad = settings.padding
+            h = (longest + 2 * pad) / n_max
         n = _brick_multiple(size + 2 * pad, h)
-        n = np.minimum(n, n_cap)
+        # ... and the margin + gap as whole bricks on every side, so its voxels and bricks stay
+        # where they were: a gap moves nothing a penetrating patch is built on (issue 27). Up to
+        # PADDED_REFINEMENT × max_resolution voxels per axis (issue 16); beyond, the voxels grow
+        ext = int(math.ceil(extra / h / BRICK - 1e-9)) * BRICK if extra > 0.0 else 0
+        if int(n.max()) + 2 * ext <= n_cap:
+            n = n + 2 * ext
+            pad += ext * h
+        else:
+            if settings.padding is None:
+                h = max(h, (longest + 2 * extra) / (n_cap - 2 * pad_vox))
+                pad = pad_vox * h + extra
+            else:
+                pad = settings.padding + extra
+                h = max(h, (longest + 2 * pad) / n_cap)
+            n = np.minimum(_brick_multiple(size + 2 * pad, h), n_cap)
     center = 0.5 * (lo + hi)
     origin = center - 0.5 * n * h
     return origin, float(h), tuple(int(v) for v in n), float(pad)
