@@ -25,6 +25,8 @@ FORMAT_DTYPES = {"float32": np.float32, "uint16": np.uint16, "uint8": np.uint8}
 DEFAULT_PADDING_VOXELS = 4
 #: How many times max_resolution a grid may get for the shape's margin + gap (at the shape's own voxel size).
 PADDED_REFINEMENT = 2
+#: Voxels of padding left beyond a shape's margin + gap (whole bricks are added when they do not fit).
+SPARE_VOXELS = 2
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,8 @@ def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
     The voxel size is the shape's own: its longest axis plus the settings' padding gets
     ``max_resolution`` voxels (unless a positive ``target_voxel_size`` decides), every axis count
     rounded up to a multiple of 8, the box centred on the shape's bounds. ``extra_padding`` (the
-    shape's contact margin + gap) adds whole bricks of those voxels on every side, up to
+    shape's contact margin + gap) fits in that padding with ``SPARE_VOXELS`` to spare, or adds
+    whole bricks of those voxels on every side, up to
     ``PADDED_REFINEMENT`` × ``max_resolution`` per axis, so the shape's voxels and bricks stay where
     they are without it; only a margin + gap beyond that (more than about half the shape's size)
     coarsens the grid. So a gap, which only adds speculative contacts, does not move the grid a
@@ -126,10 +129,13 @@ def grid_layout(lo, hi, settings: SDFSettings, extra_padding: float = 0.0):
             pad = settings.padding
             h = (longest + 2 * pad) / n_max
         n = _brick_multiple(size + 2 * pad, h)
-        # ... and the margin + gap as whole bricks on every side, so its voxels and bricks stay
-        # where they were: a gap moves nothing a penetrating patch is built on (issue 27). Up to
-        # PADDED_REFINEMENT × max_resolution voxels per axis (issue 16); beyond, the voxels grow
-        ext = int(math.ceil(extra / h / BRICK - 1e-9)) * BRICK if extra > 0.0 else 0
+        # ... and for the margin + gap whole bricks on every side, so its voxels and bricks stay
+        # where they were: a gap moves nothing a penetrating patch is built on (issue 27). None
+        # while the padding covers them with SPARE_VOXELS to spare (the default's 4 voxels take a
+        # gap of 2); up to PADDED_REFINEMENT × max_resolution voxels per axis (issue 16); beyond,
+        # the voxels grow
+        short = extra - (pad - SPARE_VOXELS * h)
+        ext = int(math.ceil(short / h / BRICK - 1e-9)) * BRICK if extra > 0.0 and short > 0.0 else 0
         if int(n.max()) + 2 * ext <= n_cap:
             n = n + 2 * ext
             pad += ext * h
