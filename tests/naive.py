@@ -181,6 +181,8 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
                         p0 = np.array([i, j, k]) + CORNER_OFFSETS[c0]
                         p1 = np.array([i, j, k]) + CORNER_OFFSETS[c1]
                         tt, ea_v, eb_v = crossing(p0, p1)
+                        if abs(ea_v + eb_v) <= 1e-7 * h:  # marching.RIM_ROUNDING: on the rim
+                            eb_v = -ea_v
                         tt = min(max(tt, clamp), 1 - clamp)
                         verts.append(sb.origin + h * (p0 + tt * (p1 - p0)))
                         vea.append(ea_v)
@@ -248,12 +250,12 @@ def _weights(a, b):
 
 def _triangle_row(v, vea, veb, kb, keff, area, centre):
     """(point, area, depth, pressure, force, stiffness, weight, speculative) of one triangle: the
-    linear pressure p = −kB·eB and separation s = eA + eB integrated over the part where s < 0
+    linear pressure p = −k_eff·s and separation s = eA + eB integrated over the part where s < 0
     (the triangle clipped by s = 0, then split into triangles: the vertex rule integrates linear
     functions exactly), at the centre of pressure; ``centre`` (eA, eB at the patch point over the
     centroid) adds 3/4·area·(centre value − mean vertex value) to ∫p and ∫s."""
     s = vea + veb
-    p = -kb * veb
+    p = -keff * s
     poly = _clip_linear(v, np.column_stack([s, p]), s)
     a_in = f_int = s_int = 0.0
     moment = np.zeros(3)
@@ -273,7 +275,7 @@ def _triangle_row(v, vea, veb, kb, keff, area, centre):
         return v.mean(axis=0), 0.0, s.mean(), 0.0, 0.0, 0.0, 0.0, True
     if centre is not None:
         ea_c, eb_c = centre[0][0], centre[1][0]
-        dp = 0.75 * area * (-kb * eb_c - p.mean())
+        dp = 0.75 * area * (-keff * (ea_c + eb_c) - p.mean())
         f_int += dp
         s_int += 0.75 * area * (ea_c + eb_c - s.mean())
         moment += dp * v.mean(axis=0)

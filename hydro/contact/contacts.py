@@ -4,7 +4,7 @@ and the packed contact columns every stage after it reads and writes.
 Given a patch triangle in B's frame with eA = φA − marginA and eB = φB − marginB at its three
 vertices, :func:`triangle_contact` computes the contract's contact fields over the part of the
 triangle inside the overlap (where the linear separation s = eA + eB is negative): its area,
-the force ∫p dA of the linear pressure p = kB·(−eB) (exact for linear p, partial triangles
+the force ∫p dA of the linear pressure p = k_eff·(−s) (exact for linear p, partial triangles
 included), the centre of pressure as the contact point, the unit normal (from A toward B),
 depth = the mean separation there, mean pressure, stiffness c = area·k_eff, weight ∫(−eB) dA,
 and whether the triangle is speculative (all s >= 0, depth within the gap band).
@@ -39,7 +39,7 @@ CI_COUNT = 5
 # Columns of the optional triangle buffer (one row per patch contact, same order)
 TF_VERTICES = 0  # 9: the three vertices, world
 TF_DEPTH = 9  # 3: eA + eB at each vertex
-TF_PRESSURE = 12  # 3: kB·max(0, −eB) at each vertex
+TF_PRESSURE = 12  # 3: k_eff·max(0, −(eA + eB)) at each vertex
 TF_COUNT = 15
 
 #: Triangles with less area than this fraction of a voxel face are degenerate and skipped.
@@ -170,10 +170,10 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
     """Contact of one patch triangle (B frame) that :func:`triangle_is_contact` accepted. Returns
     (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness, weight).
 
-    Pressure p = −kB·eB and separation s = eA + eB are linear over the triangle (their vertex
+    Pressure p = −k_eff·s and separation s = eA + eB are linear over the triangle (their vertex
     values); over the part inside the overlap (s < 0): force = ∫p dA, exact for linear p, at the
     centre of pressure ∫p·x dA / ∫p dA (so the triangle's moment is exact too), depth = the mean
-    separation ∫s dA / A_in (on the patch kB·eB = k_eff·s, so stiffness·|depth| = force),
+    separation ∫s dA / A_in (stiffness·|depth| = force),
     pressure = force / A_in and weight = ∫(−eB) dA = force / kB. A triangle wholly outside is
     speculative: no area or force, at its centroid, depth the mean separation.
 
@@ -182,7 +182,15 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
     and s by the rule exact for quadratics, area·(Σ vertex values / 12 + 3/4 · centre value):
     the linear integral plus 3/4·area·(centre value − linear centre value), applied at the
     centroid — on a curved patch the chords' linear pressure falls short by about h²·|∇²p|/12
-    (−0.8 % for a sphere at 64³), which this removes."""
+    (−0.8 % for a sphere at 64³), which this removes.
+
+    Why −k_eff·s and not −kB·eB (equal on the interface, where kA·eA = kB·eB and s = eA + eB):
+    off it, −k_eff·s = (kB·(−kA·eA) + kA·(−kB·eB))/(kA + kB) weighs each side's pressure by the
+    other's stiffness, so it follows the *softer* field, whose value is large and well resolved.
+    At a stiffness ratio of 1e4 or more the stiff side's e is a rounding error (a stiff sphere
+    into a soft box: eB ≈ 1e-12·eA on the sphere's surface), and kB·eB amplified that error by
+    kB: −kB·eB gave a force 39 % low at 1e4 and 300× high at 1e8 (issue 27); −k_eff·s tends to
+    k_soft·V at every ratio, whichever shape is B."""
     nx, ny, nz = _cross(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     length = math.sqrt(nx * nx + ny * ny + nz * nz)
     area = 0.5 * length
@@ -194,15 +202,15 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
     s1 = ea1 + eb1
     s2 = ea2 + eb2
     a_in, force, mx, my, mz, s_int, ax, ay, az = inside_integrals(x0, y0, z0, x1, y1, z1, x2, y2, z2, area,
-                                                                  -kb * eb0, -kb * eb1, -kb * eb2, s0, s1, s2)
+                                                                  -keff * s0, -keff * s1, -keff * s2, s0, s1, s2)
     if a_in <= 0.0:
         return (True, (x0 + x1 + x2) / 3.0, (y0 + y1 + y2) / 3.0, (z0 + z1 + z2) / 3.0, nx, ny, nz, 0.0,
                 (s0 + s1 + s2) / 3.0, 0.0, 0.0, 0.0, 0.0)
     if curved and s0 < 0.0 and s1 < 0.0 and s2 < 0.0:
-        w = 0.75 * area
-        dp = w * (-kb * eb_c + kb * (eb0 + eb1 + eb2) / 3.0)
+        ds = 0.75 * area * (ea_c + eb_c - (s0 + s1 + s2) / 3.0)
+        dp = -keff * ds
         force += dp
-        s_int += w * (ea_c + eb_c - (s0 + s1 + s2) / 3.0)
+        s_int += ds
         mx += dp * (x0 + x1 + x2) / 3.0
         my += dp * (y0 + y1 + y2) / 3.0
         mz += dp * (z0 + z1 + z2) / 3.0
@@ -242,15 +250,15 @@ def write_contact(out_f, out_i, o, px, py, pz, nx, ny, nz, area, depth, pressure
 
 
 @device_fn(inline=True)
-def _write_triangle_vertex(triangle_f, o, v, pairs, p, x, y, z, ea, eb, kb):
+def _write_triangle_vertex(triangle_f, o, v, pairs, p, x, y, z, ea, eb, keff):
     """Vertex ``v`` (B-local x, y, z) of row ``o`` of the optional triangle buffer: its world
-    position, eA + eB and the pressure kB·max(0, −eB) there."""
+    position, eA + eB and the pressure k_eff·max(0, −(eA + eB)) there."""
     wx, wy, wz = b_to_world(pairs, p, x, y, z)
     triangle_f[o, TF_VERTICES + 3 * v] = wx
     triangle_f[o, TF_VERTICES + 3 * v + 1] = wy
     triangle_f[o, TF_VERTICES + 3 * v + 2] = wz
     triangle_f[o, TF_DEPTH + v] = ea + eb
-    triangle_f[o, TF_PRESSURE + v] = max(0.0, -kb * eb)
+    triangle_f[o, TF_PRESSURE + v] = max(0.0, -keff * (ea + eb))
 
 
 @device_fn(inline=True)
@@ -268,9 +276,9 @@ def emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1,
     write_contact(contact_f, contact_i, o, wx, wy, wz, wnx, wny, wnz, area, depth, pressure, force, stiffness,
                   weight, pairs.i[p, PI_SHAPE_A], pairs.i[p, PI_SHAPE_B], pairs.i[p, PI_ENV], p, speculative)
     if triangle_f.shape[0] > o:
-        _write_triangle_vertex(triangle_f, o, 0, pairs, p, x0, y0, z0, ea0, eb0, kb)
-        _write_triangle_vertex(triangle_f, o, 1, pairs, p, x1, y1, z1, ea1, eb1, kb)
-        _write_triangle_vertex(triangle_f, o, 2, pairs, p, x2, y2, z2, ea2, eb2, kb)
+        _write_triangle_vertex(triangle_f, o, 0, pairs, p, x0, y0, z0, ea0, eb0, keff)
+        _write_triangle_vertex(triangle_f, o, 1, pairs, p, x1, y1, z1, ea1, eb1, keff)
+        _write_triangle_vertex(triangle_f, o, 2, pairs, p, x2, y2, z2, ea2, eb2, keff)
 
 
 # -- packing on the host --------------------------------------------------------------------------

@@ -46,6 +46,11 @@ BLOCK_ROW = BLOCK_EXACT + 1
 #: the block's points: 2⁻²⁴ of |eA| and of |eB|, each at most that largest sum (2⁻²³), doubled
 #: for the float64 arithmetic around them
 ROUNDING = 2.0**-22
+#: A crossing whose separation eA + eB is within this many voxels of 0 lies on the patch's rim
+#: (where both surfaces meet): its separation is set to exactly 0 (eB = −eA), so whether a
+#: triangle there is inside, partly inside or speculative does not hinge on the sign of a
+#: rounding error (±1e-17 m; the float32 rounding of fields of about a voxel is 2⁻²⁴ of one)
+RIM_ROUNDING = 1e-7
 
 
 @device_fn(inline=True)
@@ -222,6 +227,8 @@ def _edge_vertex(b, q, e, corners, clamp, p, pairs, sdf, exact, ox, oy, oz, h, m
         t, ea, eb, f0, f1 = _linear_crossing(b, corners, i0, i1)
         t, ea, eb = _cached_crossing(b, corners, slot, t, ea, eb)
     t = min(max(t, clamp), 1.0 - clamp)
+    if abs(ea + eb) <= RIM_ROUNDING * h:  # on the rim to rounding: exactly on it
+        eb = -ea
     return x0 + t * dx, y0 + t * dy, z0 + t * dz, ea, eb
 
 

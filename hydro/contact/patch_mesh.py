@@ -25,7 +25,7 @@ class PatchMesh:
     | ``shape_a``, ``shape_b`` | int | the pair, B being the shape whose grid was meshed |
     | ``vertices`` | (V,3) | m, world |
     | ``faces`` | (T,3) int64 | wound so normals point from A toward B |
-    | ``vertex_pressure`` | (V,) | Pa, kB·(−eB) clipped at 0 (eB = φB − marginB) |
+    | ``vertex_pressure`` | (V,) | Pa, k_eff·(−(eA + eB)) clipped at 0 (eX = φX − marginX; = kB·(−eB) on the patch) |
     | ``vertex_depth`` | (V,) | m, eA + eB: separation, negative when penetrating |
     | ``face_point`` | (T,3) | m, world: the contact's point — the centre of pressure of the part inside the overlap, the centroid when speculative |
     | ``face_area`` | (T,) | m², the part of the triangle inside the overlap (0 when speculative) |

@@ -38,6 +38,7 @@ from .pair_setup import PAIR_SETUP, PI_COUNT, PairView
 from .polytope import POLYTOPE_CONTACTS
 from .reduction import reduce_on_device
 from .refine import REFINE_BRICKS, REFINE_CHILDREN
+from .resolution import PatchResolution
 from .threads import ThreadChoice
 from .types import CollisionResult, Contacts, Overflow, PatchTriangles
 from .workspace import Buffer, CallRecord, ContactOverflowError, ContactWorkspace, reserve
@@ -148,6 +149,7 @@ class HydroelasticPipeline:
         d = self.deep_overlap
         self._deep_arrays = ((d.center, d.inradius, d.lo, d.hi, d.margin) if d is not None else
                              (np.zeros((n, 3)), np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros(n)))
+        self.resolution = PatchResolution(model, self.config.exact_primitives)  # patches small for their grid
 
     @property
     def thread_mode(self) -> str:
@@ -180,7 +182,9 @@ class HydroelasticPipeline:
         """Contacts of all hydroelastic pairs at world ``shape_poses`` (S, 7).
 
         ``pairs`` (optional, (K, 2) shape indices) skips the broad phase and collides exactly
-        those pairs; both shapes of each must be hydroelastic with an SDF. ``triangles``: also
+        those pairs; both shapes of each must be hydroelastic with an SDF. A pair is unordered and
+        collided once however often it is listed ((0, 1) and (1, 0) are one pair): the result's
+        ``pair_shape_a``/``pair_shape_b`` hold the distinct pairs, in order of first appearance. ``triangles``: also
         return the patch triangles' vertices (``result.triangles``, one row per ``result.patch``
         contact), for drawing the patch.
         """
@@ -208,6 +212,7 @@ class HydroelasticPipeline:
         if self.deep_overlap is not None:
             with call.stage("deep_overlap"):
                 self._add_deep_overlap(poses, results, call.counts, stacklevel=5)
+        self.resolution.check(self.calls, results["contacts"], results["pair_shape_a"], results["pair_shape_b"])
         call.handle_overflow(self.config.overflow)
         return CollisionResult(**results, overflow=call.overflow, timings_ms=call.timings_ms, counts=call.counts)
 
@@ -253,6 +258,8 @@ class HydroelasticPipeline:
             else:
                 counts["deep_overlap"] = 0
                 timings["deep_overlap"] = 0.0
+        if self.calls == 1:  # patches small for their grid: looked at on the first call
+            self.resolution.check(self.calls, results["contacts"], results["pair_shape_a"], results["pair_shape_b"])
         if overflow:
             call = CallRecord(self.device)
             call.overflow = overflow
@@ -585,4 +592,11 @@ class HydroelasticPipeline:
                 if not self.is_hydro[s]:
                     raise InputError(f"shape {paths[s]} is not hydroelastic, so it cannot be paired with "
                                      f"{paths[other]} for hydroelastic contact")
-        return np.sort(arr, axis=1).astype(np.int32)
+        arr = np.sort(arr, axis=1).astype(np.int32)
+        # a pair is unordered and names one contact: (0, 1) twice, or (0, 1) and (1, 0), is collided
+        # once (it doubled the force before, issue 27); the first occurrence keeps its place
+        if len(arr) > 1:
+            _, first = np.unique(arr, axis=0, return_index=True)
+            if len(first) < len(arr):
+                arr = np.ascontiguousarray(arr[np.sort(first)])
+        return arr

@@ -77,11 +77,16 @@ def cell_may_hold_patch(p, cx, cy, cz, half, interface, pairs, sdf):
         inner_can_cross = abs(knb * eb - kna * ea) <= kna * ra + knb * rb
         outer_can_cross = abs(eb - ea) <= ra + rb
         return inner_can_cross or outer_can_cross
-    # the pressures both fields allow, and at most the gap band's (a margin for the rounding of
-    # the stored float32 values marching cubes interpolates)
+    # the pressures both fields allow, and at most the gap band's. Margins, each in its own field's
+    # units (so a stiffness ratio of 1e12 does not turn one field's rounding into the other's):
+    # the points marching cubes interpolates are stored as float32 (2⁻²⁴ of a value, widened to
+    # 1e-6), and a crossing found from their float32 f lies within a few 2⁻²⁴ of the edge from
+    # the root, where the separation moves by at most that fraction of ra + rb
+    ra += 1e-6 * (abs(ea) + ra)
+    rb += 1e-6 * (abs(eb) + rb)
     lowest = max(ka * (ea - ra), kb * (eb - rb))
     return (lowest <= min(ka * (ea + ra), kb * (eb + rb))
-            and lowest <= pair_f[p, PF_KEFF] * pair_f[p, PF_GAP] + 1e-5 * (ka * ra + kb * rb))
+            and lowest <= pair_f[p, PF_KEFF] * (pair_f[p, PF_GAP] + 1e-5 * (ra + rb)))
 
 
 @device_fn(inline=True)

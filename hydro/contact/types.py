@@ -44,7 +44,7 @@ class Contacts:
     | ``area`` | (N,) | m², the part of the triangle inside the overlap (0 when speculative; 0 for point contacts) |
     | ``depth`` | (N,) | m, signed separation less both margins, negative when penetrating: on a patch the |
     |  |  | mean of φA+φB over that part (the document's δ is φB's share of it) |
-    | ``pressure`` | (N,) | Pa, interface pressure kB·(−φB) ≥ 0 (0 for point contacts) |
+    | ``pressure`` | (N,) | Pa, interface pressure k_eff·(−(φA + φB)) ≥ 0, = kB·(−φB) on the patch (0 for point contacts) |
     | ``force`` | (N,) | N, normal force magnitude: pressure·area; stiffness·max(0, −depth) for point contacts |
     | ``stiffness`` | (N,) | N/m, c = area·k_eff, k_eff = kA·kB/(kA+kB); for point contacts the |
     |  |  | materials' contact stiffnesses in series |
@@ -235,7 +235,7 @@ class PatchTriangles:
     |---|---|---|
     | ``vertices`` | (N,3,3) | m, world; wound so the normal points from A toward B |
     | ``vertex_depth`` | (N,3) | m, φA + φB at each vertex (the contact's depth is their mean) |
-    | ``vertex_pressure`` | (N,3) | Pa, kB·max(0, −φB) at each vertex |
+    | ``vertex_pressure`` | (N,3) | Pa, k_eff·max(0, −(φA + φB)) at each vertex (= kB·max(0, −φB) on the patch) |
     """
 
     vertices: np.ndarray

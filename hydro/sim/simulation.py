@@ -130,6 +130,7 @@ from ..errors import InputError
 from ..scene.material import MAT_CONTACT_STIFFNESS
 from ..scene.model import DEFAULT_ENV_SPACING, Model, State
 from ..transforms import quat_mul, quat_normalize, quat_rotate, quat_to_matrix
+from .departure import DepartureWatch
 from .friction import solve_friction
 from .kinematics import KinematicScript, kinematic_targets, quat_exp
 from .implicit import (LEVER_CAPSULE, LEVER_SPHERE, STAT_FIELDS, implicit_step, pair_offsets, shape_world_poses,
@@ -253,6 +254,9 @@ class Simulation:
         self.recovery_time = number(recovery_time, "recovery_time", minimum=0.0, unit="s")
         self._touching = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
         self._authored_envs = np.arange(-1, model.num_envs)
+        #: warn when bodies leave the ground or the scene while stepping (:mod:`hydro.sim.departure`)
+        self.watch_departures = True
+        self._departures = DepartureWatch(model, self.gravity)
 
     # ------------------------------------------------------------------------------------------
     @property
@@ -526,6 +530,7 @@ class Simulation:
         self.step_count += 1
         for s in self._sensors:
             s.on_step(frames, self.state, self.step_count, self.dt)
+        self._departures.check(self)  # bodies that left the ground or the scene: warned once (departure.py)
 
     # ------------------------------------------------------------------------------------------
     def apply_force(self, bodies, force=None, torque=None, point=None, *, persistent: bool = False) -> np.ndarray:
