@@ -22,8 +22,8 @@ import numpy as np
 from numba import int64
 
 from ..backend import device_fn, kernel
-from ..sdf.layout import BRICK, F_ORIGIN
-from ..sdf.sample import (field_phi, primitive_field_phi, sdf_brick_slopes, sdf_grid_brick, sdf_grid_brick_value,
+from ..sdf.layout import BRICK, F_ORIGIN, I_PRIMITIVE
+from ..sdf.sample import (exact_field_phi, field_phi, sdf_brick_slopes, sdf_grid_brick, sdf_grid_brick_value,
                           sdf_grid_phi, sdf_phi_reuse, sdf_slopes)
 from .contacts import emit_triangle, triangle_is_contact
 from .interface import interface_value
@@ -279,7 +279,7 @@ def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0,
 def _phi_a(p, pairs, sdf, sa, x, y, z):
     """A's exact φ at B-local (x, y, z)."""
     ax, ay, az = b_to_a(pairs, p, x, y, z)
-    return primitive_field_phi(sa, ax, ay, az, sdf)
+    return exact_field_phi(sa, ax, ay, az, sdf)
 
 
 @device_fn(inline=False)
@@ -327,10 +327,10 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         gaz = _phi_a(p, pairs, sdf, sa, x0, y0, z0 + h) - a0
     b0 = gbx = gby = gbz = 0.0
     if affine_b:
-        b0 = primitive_field_phi(sb, x0, y0, z0, sdf)
-        gbx = primitive_field_phi(sb, x0 + h, y0, z0, sdf) - b0
-        gby = primitive_field_phi(sb, x0, y0 + h, z0, sdf) - b0
-        gbz = primitive_field_phi(sb, x0, y0, z0 + h, sdf) - b0
+        b0 = exact_field_phi(sb, x0, y0, z0, sdf)
+        gbx = exact_field_phi(sb, x0 + h, y0, z0, sdf) - b0
+        gby = exact_field_phi(sb, x0, y0 + h, z0, sdf) - b0
+        gbz = exact_field_phi(sb, x0, y0, z0 + h, sdf) - b0
     bslot, lx, ly, lz, c0, c1, c2, c3, c4, c5, c6, c7 = sdf_grid_brick(sb, i, j, k, sdf)
     key_slot = -2
     key_x = 0
@@ -349,8 +349,8 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         z = sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h
         if affine_b:
             eb = b0 + dx * gbx + dy * gby + dz * gbz - mb
-        elif exact & 2:
-            eb = primitive_field_phi(sb, x, y, z, sdf) - mb
+        elif exact & 2 and sdf.params_i[sb, I_PRIMITIVE] >= 0:
+            eb = exact_field_phi(sb, x, y, z, sdf) - mb
         elif lx + dx == BRICK or ly + dy == BRICK or lz + dz == BRICK:
             # a face shared with the next brick: its value is the next brick's (as everywhere
             # else: one value per grid point, or neighbouring blocks could disagree on a sign)
