@@ -204,7 +204,10 @@ def icosphere_mesh(radius=R, subdivisions=3):
 def star_tetrahedra(verts, faces):
     """A convex mesh as tetrahedra from its centre to each face, for Drake's compliant mesh."""
     v = np.concatenate([verts, verts.mean(axis=0)[None]])
-    tets = np.concatenate([np.full((len(faces), 1), len(verts)), faces[:, ::-1]], axis=1)
+    tets = np.concatenate([np.full((len(faces), 1), len(verts)), faces], axis=1)
+    a, b, c, d = (v[tets[:, k]] for k in range(4))
+    negative = np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a) < 0.0
+    tets[negative, 1], tets[negative, 2] = tets[negative, 2], tets[negative, 1].copy()
     return v, tets
 
 

@@ -226,3 +226,43 @@ def test_two_icospheres_within_half_a_percent_at_64():
     grid = _force_z(m, poses, False)
     assert abs(exact / ref - 1.0) < 0.005, (exact, ref)
     assert grid / ref - 1.0 < -0.02  # the interpolated field's bias (issue 25: −2.5 %)
+
+
+def test_exact_mesh_patch_matches_the_dense_reference_and_skips_blocks_beyond_the_band():
+    # a mesh (B, finer) on a box and two meshes: the pipeline with exact mesh fields against the
+    # dense reference evaluating the mesh's exact distance (Mesh.phi) everywhere; float32 samples,
+    # so B's stored grid values are its exact ones rounded as the pipeline rounds them. Blocks whose
+    # points lie beyond the gap band by more than twice B's exact-to-stored gap skip their triangles.
+    import naive
+    import test_pipeline
+    from hydro.contact.marching import BLOCK_POINTS
+
+    tm = trimesh.creation.icosphere(subdivisions=2, radius=0.05)
+    ball = Mesh(tm.vertices, tm.faces, name="ball")
+    settings = SDFSettings(max_resolution=24, texture_format="float32")
+    for gap in (0.0, 0.002):
+        m = shapes([Box((0.3, 0.3, 0.1)), ball], stiffness=[K, 2 * K], gap=[0.0, gap], settings=settings)
+        poses = np.array([pose((0, 0, -0.05)), pose((0.007, -0.004, 0.05 - 0.006), (1, 2, 0), 0.3)])
+        pipe = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False))
+        res = pipe.collide(poses)
+        blocks = res.counts["cells_2"]
+        corners = pipe.workspace.block_corners.array[:blocks]
+        f = corners[:, 2 * BLOCK_POINTS:3 * BLOCK_POINTS]
+        s = corners[:, :BLOCK_POINTS] + corners[:, BLOCK_POINTS:2 * BLOCK_POINTS]
+        crossed = ((f < 0).sum(axis=1) > 0) & ((f < 0).sum(axis=1) < BLOCK_POINTS)
+        far = crossed & (s.min(axis=1) > gap + 2.0 * float(m.sdfs[1].brick_exact_gap.max()) + 1e-6)
+        assert far.sum() > 0  # the skip is exercised
+        assert np.all(pipe.workspace.block_counts.array[:blocks][far] == 0)
+        (a, b), = zip(res.pair_shape_a, res.pair_shape_b)
+        ref = naive.patch_contacts(m, poses, a, b, exact=True)
+        assert len(res.contacts) == len(ref["area"]) > 50
+        keys = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight")
+        # the exact field's triangles are stored as float32: φ within ~1e-7 of the mesh's size of the
+        # reference's float64 distance, some 5e-6 of the few-millimetre depths here (the rows' usual
+        # tolerance is 2e-6)
+        atol = test_pipeline.ROW_ATOL
+        try:
+            test_pipeline.ROW_ATOL = 10.0 * atol
+            test_pipeline._assert_rows_close(res.contacts.as_dict(), ref, keys)
+        finally:
+            test_pipeline.ROW_ATOL = atol

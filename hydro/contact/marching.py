@@ -289,10 +289,13 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     (:func:`_with_curved_bits`); return how many points have f < 0 and whether the block is
     *beyond the band*: no triangle of it can be a contact.
 
-    A block is beyond the band when its crossings are linear (no ``CURVED_*`` bit) and every
-    point's separation s = eA + eB exceeds the gap band (and 0) by more than float32 rounding:
-    a crossing's eA and eB interpolate two points' values, so its s is at least the smaller of
-    theirs, less the rounding of eA and eB to float32 (:data:`ROUNDING`), and
+    A block is beyond the band when A's crossings are linear (no ``CURVED_A`` bit) and every
+    point's separation s = eA + eB exceeds the gap band (and 0) by more than float32 rounding
+    and, where B's exact field may be curved (``CURVED_B``), twice its brick's exact-to-stored
+    gap: a linear crossing's eA and eB interpolate two points' values, so its s is at least the
+    smaller of theirs, less the rounding of eA and eB to float32 (:data:`ROUNDING`); along B's
+    grid edges its stored field is linear and the exact one within the gap of it, so a settled
+    crossing's s is at least that less twice the gap; and
     :func:`~hydro.contact.contacts.triangle_is_contact` keeps only triangles with a vertex at
     s < 0 or a mean s within the gap. Refinement bounds each field's change over a cell, not where
     the patch ends, so a band of such blocks lines its rim.
@@ -379,7 +382,13 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         for e in range(BLOCK_EDGES):
             corners[b, EDGE_CACHE + 3 * e] = math.nan
         corners[b, BLOCK_EXACT] = exact
-    beyond = exact & (CURVED_A | CURVED_B) == 0 and s_min - ROUNDING * size > max(pair_f[p, PF_GAP], 0.0)
+    # B's exact field may bend between the points, by at most twice its brick's exact-to-stored gap
+    # along a grid edge (where the stored field is linear); A's, along B's edges, by no known bound
+    bend = 0.0
+    if exact & CURVED_B:
+        gx, gy, gz, gap_b, curved = sdf_brick_slopes(sb, x0 + h, y0 + h, z0 + h, sdf)
+        bend = 2.0 * gap_b
+    beyond = exact & CURVED_A == 0 and s_min - ROUNDING * size - bend > max(pair_f[p, PF_GAP], 0.0)
     return n_neg, beyond
 
 

@@ -28,7 +28,7 @@ def test_pipeline_parity(interface, reduce, exact):
     poses = np.array([pose((0, 0, -0.05)), pose((0.0, 0.0, 0.045)), pose((0.1, 0, 0.025), (1, 0, 0), 1.3),
                       pose((-0.1, 0.05, 0.019), (1, 1, 0), 0.1)])
     cfg = HydroelasticConfig(reduce_contacts=reduce, interface=interface, max_contacts_per_pair=12,
-                             exact_primitives=exact)
+                             exact_primitives=exact, exact_meshes=exact)
     cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
     sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
     for key, value in sim.counts.items():
