@@ -63,8 +63,7 @@ class PairView(NamedTuple):
 
 
 # Model: shape_* arrays, exact (bit 0: HydroelasticConfig.exact_primitives, bit 1: exact_meshes),
-# polygons (flat_polygons, with the
-# continuous interface), sdf (SDFView)
+# polygons (flat_polygons, with the continuous interface), sdf (SDFView)
 # Data in: raw_a, raw_b (broad-phase pairs), shape_rot, shape_pos
 # Data out: pairs (PairView), brick_counts
 @device_fn
