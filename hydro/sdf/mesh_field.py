@@ -9,10 +9,12 @@ form: :func:`~hydro.sdf.sample.mesh_field_phi` at any point of a listed cell.
 Built here once per mesh (CPU), beside its SDF:
 
 - cells of ``MESH_CELL``³ voxels (a marching-cubes block; ``CELLS_PER_BRICK`` per brick) in the
-  bricks near the surface. A cell whose centre c lies at distance d from the mesh lists every
-  triangle within d + 2ρ of c (ρ: the cell's half diagonal): for x in the cell, the nearest
-  triangle T* has dist(x, T*) = φ(x) ≤ d + ρ and dist(c, T*) ≤ dist(x, T*) + ρ, so T* is listed
-  (a provable bound; a small slack covers the rounding of the stored float32 corners). Each list
+  bricks near the surface. A cell lists every triangle within u + ρ of its centre c (ρ: the
+  cell's half diagonal; u: the largest distance from its corners to c's nearest triangle T₀, at
+  most d + ρ, d the distance of c): for x in the cell the nearest triangle T* has dist(x, T*) ≤
+  dist(x, T₀) ≤ u (the distance to a triangle is convex, largest at a corner) and dist(c, T*) ≤
+  dist(x, T*) + ρ, so T* is listed (a provable bound; a small slack covers the rounding of the
+  stored float32 corners). Each list
   is sorted by distance from c, with that distance rounded down as a lower bound, so a query
   stops at the first candidate whose bound exceeds the best found.
 - cells whose centre lies deeper than ``MESH_LIST_DEPTH_VOXELS`` voxels (more than a 1000× stiffer
@@ -102,8 +104,9 @@ def triangle_table(md) -> np.ndarray:
 def _cell_lists(centres, phi, inner, outer, reach, slack, write, tri, tri_lo, tri_hi, node_lo, node_hi, node_left,
                 node_start, node_count, order, counts, offsets, ids, keys):
     """Per cell centre with signed distance ``phi`` in [``inner``, ``outer``]: count (``write``
-    False) or write at ``offsets`` (True, sorted by distance) the triangles within d + ``reach``
-    (+ ``slack``) of it, d its distance to the mesh; none elsewhere."""
+    False) or write at ``offsets`` (True, sorted by distance) the triangles within u + ρ
+    (+ ``slack``) of it, ρ = ``reach`` / 2 the cell's half diagonal and u the largest distance from
+    the cell's corners to the centre's nearest triangle (at most d + ρ); none elsewhere."""
     n = centres.shape[0]
     for c in prange(n):
         if not (phi[c] >= inner and phi[c] <= outer):
@@ -112,10 +115,22 @@ def _cell_lists(centres, phi, inner, outer, reach, slack, write, tri, tri_lo, tr
             continue
         stack = np.empty(256, dtype=np.int64)
         px, py, pz = centres[c, 0], centres[c, 1], centres[c, 2]
-        best2, _, _, _, _, _ = _closest_point(px, py, pz, np.inf, -1, tri, tri_lo, tri_hi, node_lo, node_hi, node_left,
-                                              node_start, node_count, order, stack)
-        d = math.sqrt(best2)
-        r = d + reach + slack
+        best2, t0, _, _, _, _ = _closest_point(px, py, pz, np.inf, -1, tri, tri_lo, tri_hi, node_lo, node_hi,
+                                               node_left, node_start, node_count, order, stack)
+        # every point of the cell lies within u of the centre's nearest triangle (the distance to a
+        # triangle is convex: its largest over the cube is at a corner), so its own nearest one lies
+        # within u of it, and within u + ρ of the centre (ρ = reach / 2, the half diagonal)
+        u = 0.0
+        half = 0.5 * reach / math.sqrt(3.0)
+        for q in range(8):
+            cx = px + (half if q & 1 else -half)
+            cy = py + (half if q & 2 else -half)
+            cz = pz + (half if q & 4 else -half)
+            qx, qy, qz, _ = _closest_on_triangle(cx, cy, cz, tri[t0, 0, 0], tri[t0, 0, 1], tri[t0, 0, 2], tri[t0, 1, 0],
+                                                 tri[t0, 1, 1], tri[t0, 1, 2], tri[t0, 2, 0], tri[t0, 2, 1],
+                                                 tri[t0, 2, 2])
+            u = max(u, math.sqrt((cx - qx) ** 2 + (cy - qy) ** 2 + (cz - qz) ** 2))
+        r = u + 0.5 * reach + slack
         r2 = r * r
         m = 0
         o = offsets[c] if write else 0

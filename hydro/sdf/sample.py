@@ -328,7 +328,8 @@ def mesh_field_phi(s, x, y, z, sdf):
     """The exact signed distance of packed mesh shape ``s`` at local (x, y, z), from the candidate
     triangles listed for the cell of MESH_CELL³ voxels that holds the point (see
     :mod:`hydro.sdf.mesh_field`): the nearest of them is the mesh's nearest triangle (a cell lists
-    every triangle within |φ(centre)| + 2 × its half diagonal of its centre), found in order of
+    every triangle within u + ρ of its centre: ρ its half diagonal, u the farthest its corners lie
+    from the centre's nearest triangle), found in order of
     distance from the centre and stopped once the next one's lower bound exceeds the best. The sign
     is the stored field's where the distance exceeds :data:`MESH_GRID_SIGN_VOXELS` voxels, else the
     nearest feature's angle-weighted pseudo-normal. Outside the box, or in a cell without a list
