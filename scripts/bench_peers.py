@@ -4,6 +4,8 @@ force error against the closed form (or a quadrature of the defining integral), 
     pip install -e '.[peers]'          # drake (about 42 MB); Newton: pip install newton warp-lang
     NUMBA_NUM_THREADS=2 python scripts/bench_peers.py [--repeat 15] [--rounds 5] [--no-newton] [--only TEXT]   # a markdown table
     NUMBA_NUM_THREADS=2 python scripts/bench_peers.py --curve [--repeat 9]
+    NUMBA_NUM_THREADS=1 python scripts/bench_peers.py --no-newton --cpu-time --only mesh   # the mesh rows, CPU time
+    NUMBA_NUM_THREADS=1 python scripts/bench_peers.py --mesh-curve --repeat 3   # their error against resolution
 
 Scenes (k = 1e9 N/m³ unless stated; every lower shape is a static box whose top face is z = 0,
 but the two spheres'):
@@ -17,6 +19,10 @@ but the two spheres'):
 | 0.2 cube tilted 10° (edge), 3 mm | the cube turned 10° about x, its lowest edge 3 mm into the box | quadrature |
 | 0.2 cube on a corner (diagonal tilt), 3 mm | the cube turned about (1, −1, 0), its lowest corner 3 mm in | quadrature |
 | torus mesh on box, 3 mm | a 1024-triangle torus (major 0.08 m, tube 0.025 m) on a 0.5 × 0.5 × 0.2 m box | quadrature |
+| two icosphere meshes, 4 mm | icospheres (subdivision 3, R 0.1 m, 1280 triangles), centres 2R − d apart | quadrature (closed-form φ) |
+| icosphere meshes rotated, 4 mm | the same, each randomly rotated | quadrature (closed-form φ) |
+| ring mesh on box, 2 mm | a ring (32 sections, radii 0.08 / 0.05 m, 0.03 m tall: 64 wall facets) flat on the box | closed form |
+| milk carton (asset) 10 % into a 1000× stiffer box | robosuite's milk.stl (tests/data), k_box = 1000 k | quadrature (libigl) |
 | 256 boxes on a ground, 2 mm | 16 × 16 boxes of 0.1 m (0.15 m apart) on a 2.6 × 2.6 × 1 m ground | closed form × 256 |
 
 One query is hydro's ``HydroelasticPipeline.collide`` (the unreduced patch; CPU with one Numba thread
@@ -41,7 +47,12 @@ Matching the models and the resolution:
   tetrahedral mesh (:func:`torus_tetrahedra`: the wedges from the tube's centre circle to each
   surface quad), whose extent Drake takes as the distance to the surface over its largest value
   at a vertex: H is that value, so the query is compliant–compliant as hydro's and Newton's, all
-  three against the same quadrature of the polygonal torus.
+  three against the same quadrature of the polygonal torus. The icospheres are Drake meshes of
+  tetrahedra from the centre to each face; the ring is revolved like the torus (wedges from the
+  centre of its square cross-section: they follow its medial axis). The asset has no tetrahedral
+  mesh, so no Drake model. The mesh rows' references use no hydro code: inside a convex polyhedron
+  φ is the nearest face plane's distance; the ring's force is a closed form; the asset's is a
+  column quadrature with libigl's winding-number signed distance.
 - Newton: ``kh = k``, no margins or gaps, unreduced, SDF resolution 64 padded so its voxel equals
   hydro's h (the issue's earlier run let Newton pad less, a finer h).
 
@@ -79,10 +90,12 @@ TORUS = (0.08, 0.025)  # major, tube radius
 GRID = 16  # boxes per side of the ground scene
 
 
-def _shape(kind, size, pos, k=K, static=False, quat=(0.0, 0.0, 0.0, 1.0)):
-    """A shape of a scene: ``quat`` its orientation (x, y, z, w)."""
+def _shape(kind, size, pos, k=K, static=False, quat=(0.0, 0.0, 0.0, 1.0), tets=None):
+    """A shape spec; ``quat`` (x, y, z, w) its orientation; ``tets`` for a mesh: (vertices,
+    tetrahedra) of Drake's compliant mesh (the torus' when None; False: none, the row has no Drake
+    model)."""
     return {"kind": kind, "size": size, "pos": tuple(float(v) for v in pos), "stiffness": float(k), "static": static,
-            "quat": tuple(float(v) for v in quat)}
+            "quat": tuple(float(v) for v in quat), "tets": tets}
 
 
 def torus_mesh(major, minor, n_major=32, n_minor=16):
@@ -176,6 +189,7 @@ def scenes():
     verts, faces = torus_mesh(*TORUS)
     ref = _torus_reference(verts, faces, d)
     out["torus mesh on box, 3 mm"] = ([box, _shape("mesh", (verts, faces), (0, 0, TORUS[1] - d))], ref, ref[0])
+    out.update(mesh_scenes(box))
     d = 0.002
     ref = analytic.cube_on_box(d, 0.1, k=K)
     ground = _shape("box", (2.6, 2.6, 1.0), (0, 0, -0.5), static=True)
@@ -233,6 +247,191 @@ def _rotate_rows(q, v):
     return v + q[3] * t + np.cross(u, t)
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# mesh rows (issue 25): icosphere pairs, a non-convex ring, a real asset
+
+
+def icosphere_mesh(radius=R, subdivisions=3):
+    import trimesh
+
+    ico = trimesh.creation.icosphere(subdivisions=subdivisions, radius=radius)
+    return np.asarray(ico.vertices, dtype=float), np.asarray(ico.faces, dtype=np.int64)
+
+
+def star_tetrahedra(verts, faces):
+    """A convex mesh as tetrahedra from its centre to each face, for Drake's compliant mesh."""
+    v = np.concatenate([verts, verts.mean(axis=0)[None]])
+    tets = np.concatenate([np.full((len(faces), 1), len(verts)), faces], axis=1)
+    a, b, c, d = (v[tets[:, k]] for k in range(4))
+    negative = np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a) < 0.0
+    tets[negative, 1], tets[negative, 2] = tets[negative, 2], tets[negative, 1].copy()
+    return v, tets
+
+
+def revolved_mesh(profile, n):
+    """A closed, outward-wound solid of revolution about +Z of the closed (r, z) polygon ``profile``
+    (counter-clockwise), ``n`` sections: (vertices, faces)."""
+    profile = np.asarray(profile, dtype=float)
+    m = len(profile)
+    th = 2.0 * math.pi * np.arange(n) / n
+    verts = np.stack([np.outer(np.cos(th), profile[:, 0]), np.outer(np.sin(th), profile[:, 0]),
+                      np.broadcast_to(profile[:, 1], (n, m))], axis=-1).reshape(-1, 3)
+    faces = []
+    for i in range(n):
+        for j in range(m):
+            a, b = i * m + j, ((i + 1) % n) * m + j
+            c, d = ((i + 1) % n) * m + (j + 1) % m, i * m + (j + 1) % m
+            faces += [(a, b, c), (a, c, d)]
+    return verts, np.array(faces, dtype=np.int64)
+
+
+def revolved_tetrahedra(profile, centre, n):
+    """:func:`revolved_mesh` as tetrahedra: the wedge from each section's ``centre`` (r, z) to each
+    profile edge, to the next section, cut like the torus' (:func:`_prism_tetrahedra`)."""
+    verts, _ = revolved_mesh(profile, n)
+    m = len(profile)
+    th = 2.0 * math.pi * np.arange(n) / n
+    centres = np.stack([centre[0] * np.cos(th), centre[0] * np.sin(th), np.full(n, centre[1])], axis=-1)
+    verts = np.concatenate([verts, centres])
+    tets = []
+    for i in range(n):
+        i1 = (i + 1) % n
+        for j in range(m):
+            j1 = (j + 1) % m
+            tets += _prism_tetrahedra((n * m + i, i * m + j, i * m + j1), (n * m + i1, i1 * m + j, i1 * m + j1))
+    tets = np.array(tets, dtype=np.int64)
+    a, b, c, d = (verts[tets[:, k]] for k in range(4))
+    negative = np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a) < 0.0
+    tets[negative, 1], tets[negative, 2] = tets[negative, 2], tets[negative, 1].copy()
+    return verts, tets
+
+
+RING = (0.08, 0.05, 0.03, 32)  # outer and inner circumradius, height, sections: a square cross-section
+
+
+def ring_on_box_force(r_out, r_in, n, depth, k):
+    """Equal stiffnesses: where both fields are face planes the interface bisects the overlap, near
+    the walls p = k·w (w the distance to the wall), so F = k ∫ min(w, depth/2) dA over the annulus of
+    regular n-gons = k ∫_0^{depth/2} |{w > t}| dt: inward offsets of the outer polygon (apothem
+    a − t), outward offsets of the inner one (area + perimeter·t + π t²)."""
+    c = 0.5 * depth
+    a_out = r_out * math.cos(math.pi / n)
+    area_in = n * r_in**2 * math.sin(math.pi / n) * math.cos(math.pi / n)
+    perim_in = 2.0 * n * r_in * math.sin(math.pi / n)
+    outer = n * math.tan(math.pi / n) * (a_out**3 - (a_out - c) ** 3) / 3.0
+    return k * (outer - (area_in * c + perim_in * c * c / 2.0 + math.pi * c**3 / 3.0))
+
+
+def _convex_inside(points, verts, faces):
+    """Inside a convex polyhedron, φ = max_i (n_i·x − d_i) (the nearest face plane)."""
+    n = np.cross(verts[faces[:, 1]] - verts[faces[:, 0]], verts[faces[:, 2]] - verts[faces[:, 0]])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    return points @ n.T - np.einsum("ij,ij->i", n, verts[faces[:, 0]])
+
+
+def icosphere_pair_reference(rot_a, rot_b, d, spacing=2.5e-4):
+    """Force of two icospheres (equal k) pressed d along Z, A at the origin, B at (0, 0, 2R − d), rotated
+    by the matrices: on each column (x, y) the interface φA = φB by bisection on the overlap, both
+    fields closed forms inside (the nearest face plane), F_z = k ∫∫ −φA dx dy there. No hydro code."""
+    verts, faces = icosphere_mesh()
+    t_b = np.array([0.0, 0.0, 2 * R - d])
+    g = np.arange(-0.03, 0.03, spacing) + spacing / 2
+    X, Y = (a.ravel() for a in np.meshgrid(g, g))
+    centre = verts[faces].mean(axis=1)
+    contact = np.array([0.0, 0.0, R - d / 2])
+    near_a = np.linalg.norm(centre @ rot_a.T - contact, axis=1) < 0.05  # faces that can be nearest there
+    near_b = np.linalg.norm(centre @ rot_b.T + t_b - contact, axis=1) < 0.05
+
+    def phi(z, rot, t, near):
+        return _convex_inside((np.stack([X, Y, z], 1) - t) @ rot, verts, faces[near]).max(axis=1)
+
+    lo = np.full(X.shape, R - d - 0.002)
+    hi = np.full(X.shape, R + 0.002)
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        below = phi(mid, rot_a, 0.0, near_a) - phi(mid, rot_b, t_b, near_b) < 0.0
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    z = 0.5 * (lo + hi)
+    pa = -phi(z, rot_a, 0.0, near_a)
+    pb = -phi(z, rot_b, t_b, near_b)
+    return K * float(np.where((pa > 0) & (pb > 0), pa, 0.0).sum()) * spacing**2
+
+
+def asset_reference(verts, faces, lift, k_mesh, k_box, spacing):
+    """Force of a mesh (k_mesh) translated by ``lift`` into a box (k_box, top face z = 0): on each
+    column the interface k_mesh·φ_mesh = k_box·z by bisection, φ_mesh libigl's winding-number signed
+    distance, F_z = k_mesh ∫∫ −φ_mesh dx dy. No hydro code."""
+    import igl
+
+    v = np.ascontiguousarray(verts + lift, dtype=np.float64)
+    f = np.ascontiguousarray(faces, dtype=np.int64)
+    lo_xy, hi_xy = v[:, :2].min(axis=0), v[:, :2].max(axis=0)
+    gx = np.arange(lo_xy[0], hi_xy[0], spacing) + spacing / 2
+    gy = np.arange(lo_xy[1], hi_xy[1], spacing) + spacing / 2
+    X, Y = (a.ravel() for a in np.meshgrid(gx, gy))
+
+    def phi(z):
+        out = igl.signed_distance(np.stack([X, Y, z], 1), v, f, sign_type=igl.SIGNED_DISTANCE_TYPE_WINDING_NUMBER)
+        return out[0]
+
+    zmin = float(v[:, 2].min())
+    lo = np.full(X.shape, zmin)
+    hi = np.zeros(X.shape)
+    for _ in range(36):
+        mid = 0.5 * (lo + hi)
+        below = k_mesh * phi(mid) - k_box * mid > 0.0  # the mesh's side: the root lies above
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    z = 0.5 * (lo + hi)
+    p = -k_mesh * phi(z)
+    return float(np.where((p > 0) & (z < 0), p, 0.0).sum()) * spacing**2
+
+
+ASSET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "meshes", "milk.stl")
+
+
+def mesh_scenes(box):
+    """The mesh rows: two icospheres (subdivision 3, R 0.1 m) 4 mm, aligned and randomly rotated; the
+    ring (32 sections, square cross-section: 64 wall facets) flat on the box, 2 mm; a real asset
+    (robosuite's milk carton) pressed 10 % of its height into a 1000× stiffer box."""
+    from scipy.spatial.transform import Rotation
+
+    out = {}
+    verts, faces = icosphere_mesh()
+    tets = star_tetrahedra(verts, faces)
+    d = 0.004
+    ref = icosphere_pair_reference(np.eye(3), np.eye(3), d)
+    out["two icosphere meshes, 4 mm"] = ([_shape("mesh", (verts, faces), (0, 0, 0), static=True, tets=tets),
+                                          _shape("mesh", (verts, faces), (0, 0, 2 * R - d), tets=tets)],
+                                         (ref, math.nan), ref)
+    qa, qb = Rotation.random(random_state=3), Rotation.random(random_state=4)
+    ref = icosphere_pair_reference(qa.as_matrix(), qb.as_matrix(), d)
+    out["icosphere meshes rotated, 4 mm"] = ([
+        _shape("mesh", (verts, faces), (0, 0, 0), static=True, quat=qa.as_quat(), tets=tets),
+        _shape("mesh", (verts, faces), (0, 0, 2 * R - d), quat=qb.as_quat(), tets=tets)], (ref, math.nan), ref)
+    r_out, r_in, height, n = RING
+    profile = [(r_out, 0.0), (r_out, height), (r_in, height), (r_in, 0.0)]
+    ring = revolved_mesh(profile, n)
+    ring_tets = revolved_tetrahedra(profile, (0.5 * (r_out + r_in), 0.5 * height), n)
+    d = 0.002
+    ref = ring_on_box_force(r_out, r_in, n, d, K)
+    out["ring mesh on box, 2 mm"] = ([box, _shape("mesh", ring, (0, 0, -d), tets=ring_tets)], (ref, math.nan), ref)
+    from hydro.geometry import Mesh
+
+    milk = Mesh.load(ASSET).solid()
+    lo, hi = milk.vertices.min(axis=0), milk.vertices.max(axis=0)
+    d = 0.1 * float(hi[2] - lo[2])
+    lift = np.array([0.0, 0.0, -float(lo[2]) - d])
+    stiff = _shape("box", (0.5, 0.5, 0.2), (0, 0, -0.1), k=1000 * K, static=True)
+    ref = asset_reference(milk.vertices, milk.faces, lift, K, 1000 * K, 2.5e-4)
+    out["milk carton (asset) 10 % into a 1000× stiffer box"] = (
+        [stiff, _shape("mesh", (milk.vertices, milk.faces), lift, tets=False)], (ref, math.nan), ref)
+    return out
+
+
 def _torus_reference(verts, faces, d):
     """Compliant–compliant force of the polygonal torus (equal k), by column quadrature of the
     defining integral with the mesh's exact distance (hydro.tools.analytic.half_space_force)."""
@@ -259,7 +458,7 @@ def _hydro_geometry(spec):
         return Sphere(spec["size"])
     if spec["kind"] == "box":
         return Box(spec["size"])
-    return Mesh(*spec["size"])
+    return Mesh(*spec["size"], name="mesh")
 
 
 def hydro_case(shapes, resolution):
@@ -305,6 +504,11 @@ def hydro_case(shapes, resolution):
     return {"query": query, "result": result, "setup_s": setup, "h": min(s.voxel_size for s in model.sdfs)}
 
 
+#: the clock of the timings: wall time, or with --cpu-time this thread's CPU time (one Numba thread:
+#: fair on a shared machine, where another process's burst adds wall time but no CPU time)
+CLOCK = time.perf_counter
+
+
 def interleaved_medians(queries, repeat, rounds=5, warmup=3, cpu=None, low=None):
     """Median ms of each query over ``repeat`` calls, timed in ``rounds`` interleaved rounds (a batch
     of each query in turn, so a busy spell of a shared machine falls on all of them alike) after
@@ -328,9 +532,9 @@ def interleaved_medians(queries, repeat, rounds=5, warmup=3, cpu=None, low=None)
             q = queries[name]
             for _ in range(min(per_round, repeat - r * per_round)):
                 c0 = time.thread_time()
-                t0 = time.perf_counter()
+                t0 = CLOCK()
                 q()
-                times[name].append(time.perf_counter() - t0)
+                times[name].append(CLOCK() - t0)
                 cpu_times[name].append(time.thread_time() - c0)
     if cpu is not None:
         cpu.update({name: float(np.median(t)) * 1e3 for name, t in cpu_times.items()})
@@ -380,9 +584,9 @@ def drake_case(shapes, hint):
         if spec["kind"] == "box":
             scale[k] = min(spec["size"]) / 2
             return DBox(*spec["size"])
-        # the torus as a compliant tetrahedral mesh: Drake's extent is the distance to the surface
-        # over its largest value among the vertices (those on the tube's centre circle)
-        verts, tets = torus_tetrahedra(*TORUS)
+        # the torus (or the mesh's own ``tets``) as a compliant tetrahedral mesh: Drake's extent is
+        # the distance to the surface over its largest value among the vertices
+        verts, tets = spec["tets"] if spec["tets"] is not None else torus_tetrahedra(*TORUS)
         path = os.path.join(tmp, f"mesh{k}.vtk")
         _write_vtk(path, verts, tets)
         scale[k] = _largest_depth(verts, *spec["size"])
@@ -476,7 +680,7 @@ def table(args):
           + "; ".join(f"{scene}, {label}: {c:.1f} / {w:.1f}" for (scene, label), (c, w) in costs.items()))
     cols = ["h (mm)"] + [f"hydro {n}T ms" for n in threads] + ["Drake ms"] + (["Newton ms"] if newton else []) + [
         f"Drake / hydro {all_t}T", "hydro 1T CPU ms", "Drake CPU ms", "Drake / hydro 1T CPU",
-        f"hydro {all_t}T / 1T", f"hydro {all_t}T / 1T p20"] + ([f"Newton / hydro 1T"] if newton else []) + [
+        f"hydro {all_t}T / 1T", f"hydro {all_t}T / 1T p20"] + (["Newton / hydro 1T"] if newton else []) + [
         "hydro F err", "Drake F err"] + (["Newton F err"] if newton else []) + [
         "hydro A err", "Drake A err"] + (["Newton A err"] if newton else []) + [
         "hydro tri", "Drake poly"] + (["Newton tri"] if newton else [])
@@ -487,13 +691,17 @@ def table(args):
             continue
         big = len(shapes) > 8
         hy = hydro_case(shapes, 64)
-        dk = drake_case(shapes, hy["h"])
+        dk = None if any(s["tets"] is False for s in shapes) else drake_case(shapes, hy["h"])
         queries = {n: (lambda n=n: hy["query"](n)) for n in threads}
-        queries["drake"] = dk["query"]
+        if dk:
+            queries["drake"] = dk["query"]
         cpu, low = {}, {}
         ms = interleaved_medians(queries, args.repeat, args.rounds, cpu=cpu, low=low)
         hy.update(hy["result"](), ms=ms)
-        dk.update(dk["result"](), ms=ms["drake"])
+        if dk:
+            dk.update(dk["result"](), ms=ms["drake"])
+        else:  # no tetrahedral mesh of the asset for Drake's compliant model
+            dk = {"ms": math.nan, "force": None, "area": None, "elements": "–"}
         nw = None
         if newton:
             try:
@@ -501,12 +709,15 @@ def table(args):
                                buffer_fraction=0.05 if big else None)
             except Exception as exc:  # a peer's failure is reported in the row, not fatal
                 print(f"# Newton failed on {name}: {type(exc).__name__}: {exc}", flush=True)
-        cells = [f"{hy['h'] * 1e3:.2f}"] + [f"{hy['ms'][n]:.3g}" for n in threads] + [f"{dk['ms']:.3g}"]
+        cells = [f"{hy['h'] * 1e3:.2f}"] + [f"{hy['ms'][n]:.3g}" for n in threads] + [f"{dk['ms']:.3g}" if math.isfinite(dk['ms']) else "–"]
         na = newton and nw is None  # Newton installed, but failed on this row
         cells += [f"{nw['ms']:.3g}"] if nw else ["–"] if na else []
-        cells += [f"{dk['ms'] / hy['ms'][all_t]:.2g}×", f"{cpu[1]:.3g}", f"{cpu['drake']:.3g}",
-                  f"{cpu['drake'] / cpu[1]:.2g}×", f"{hy['ms'][all_t] / hy['ms'][1]:.2f}",
-                  f"{low[all_t] / low[1]:.2f}"]
+        if math.isfinite(dk["ms"]):
+            cells += [f"{dk['ms'] / hy['ms'][all_t]:.2g}×", f"{cpu[1]:.3g}", f"{cpu['drake']:.3g}",
+                      f"{cpu['drake'] / cpu[1]:.2g}×"]
+        else:
+            cells += ["–", f"{cpu[1]:.3g}", "–", "–"]
+        cells += [f"{hy['ms'][all_t] / hy['ms'][1]:.2f}", f"{low[all_t] / low[1]:.2f}"]
         cells += [f"{nw['ms'] / hy['ms'][1]:.3g}×"] if nw else ["–"] if na else []
         cells += [_err(hy["force"], f_ref), _err(dk["force"], drake_ref)]
         cells += [_err(nw["force"], f_ref)] if nw else ["–"] if na else []
@@ -539,6 +750,40 @@ def curve(args):
               flush=True)
 
 
+def mesh_curve(args):
+    """Force error of the mesh rows against resolution, exact mesh fields and interpolated (issue 25)."""
+    from hydro.contact.config import HydroelasticConfig
+    from hydro.contact.pipeline import HydroelasticPipeline
+    from hydro.scene.model import ModelBuilder
+    from hydro.sdf import SDFSettings
+
+    rows = {k: v for k, v in scenes().items() if "mesh" in k or "asset" in k}
+    print("# mesh rows: force error against resolution — hydro, exact_meshes on / off")
+    print("| scene | resolution | h (mm) | F err, exact | F err, interpolated | ms, exact |")
+    print("|---|---|---|---|---|---|")
+    for name, (shapes, (f_ref, _), _) in rows.items():
+        for res in (32, 48, 64, 96, 128):
+            errs = []
+            for exact in (True, False):
+                b = ModelBuilder()
+                for k, spec in enumerate(shapes):
+                    body = -1 if spec["static"] else b.add_body(f"/World/B{k}", (*spec["pos"], *spec["quat"]))
+                    pose = (*spec["pos"], *spec["quat"]) if spec["static"] else (0, 0, 0, 0, 0, 0, 1)
+                    b.add_shape(f"/World/S{k}" if body < 0 else f"/World/B{k}/C", _hydro_geometry(spec),
+                                local_pose=pose, body=body, hydroelastic=True, stiffness=spec["stiffness"],
+                                sdf=SDFSettings(max_resolution=res))
+                model = b.finalize()
+                pipe = HydroelasticPipeline(model, HydroelasticConfig(reduce_contacts=False, exact_meshes=exact))
+                poses = model.shape_world_poses(model.state())
+                ms = interleaved_medians({"q": lambda: pipe.collide(poses)}, args.repeat, 1)["q"]
+                c = pipe.collide(poses).contacts
+                upper = np.array([not sp["static"] for sp in shapes])
+                fz = float((c.force_vectors()[:, 2] * np.where(upper[c.shape_b], 1.0, -1.0)).sum())
+                errs.append((_err(fz, f_ref), ms))
+            h = min(s.voxel_size for s in model.sdfs)
+            print(f"| {name} | {res} | {h * 1e3:.2f} | {errs[0][0]} | {errs[1][0]} | {errs[0][1]:.3g} |", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=15)
@@ -546,8 +791,15 @@ def main(argv=None):
     ap.add_argument("--newton-repeat-big", type=int, default=1, help="Newton queries timed on the 256 boxes")
     ap.add_argument("--no-newton", action="store_true", help="leave Newton out even when it is installed")
     ap.add_argument("--curve", action="store_true", help="the error-vs-time curve of the sphere row instead")
+    ap.add_argument("--mesh-curve", action="store_true",
+                    help="the mesh rows' force error against resolution, exact mesh fields on and off, instead")
     ap.add_argument("--only", metavar="TEXT", help="only the rows whose scene name contains TEXT")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time this thread's CPU time instead of wall time (use with NUMBA_NUM_THREADS=1)")
     args = ap.parse_args(argv)
+    if args.cpu_time:
+        global CLOCK
+        CLOCK = time.thread_time
     if args.repeat < 1 or args.rounds < 1:
         ap.error("--repeat and --rounds must be at least 1")
     from hydro.backend import configure_runtime
@@ -557,7 +809,7 @@ def main(argv=None):
         import pydrake  # noqa: F401
     except ImportError:
         raise SystemExit("bench_peers needs Drake: pip install -e '.[peers]'")
-    (curve if args.curve else table)(args)
+    (mesh_curve if args.mesh_curve else curve if args.curve else table)(args)
 
 
 if __name__ == "__main__":

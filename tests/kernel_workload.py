@@ -17,11 +17,19 @@ def exercise_all_kernels(device):
     pack.sample(ids, pts, device=device)
     pack.sample_grad(ids, pts, device=device)
     pack.grid_values(1, (0, 0, 0), (3, 2, 1), device=device)
+    import trimesh
+
+    from hydro.geometry import Mesh
+
+    ico = trimesh.creation.icosphere(subdivisions=1, radius=0.05)
+    mesh = Mesh(ico.vertices, ico.faces, name="ico")
+    mesh_pack = SDFPack([build_sdf(mesh, SDFSettings(max_resolution=16))])
+    mesh_pack.sample_exact(np.zeros(4, np.int32), pts, device=device)  # a mesh's exact field
 
     # the staged path (every launch through Device.launch, where signatures are recorded); a sphere
     # (marching cubes) and a box (polygons, stage 4b) on a box
-    m = shapes([Box((0.3, 0.3, 0.1)), Sphere(0.05), Box((0.04, 0.04, 0.04))], resolution=16)
-    poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045)), pose((0.1, 0, 0.019))])
+    m = shapes([Box((0.3, 0.3, 0.1)), Sphere(0.05), Box((0.04, 0.04, 0.04)), mesh], resolution=16)
+    poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045)), pose((0.1, 0, 0.019)), pose((-0.08, 0, 0.045))])
     HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=True), device=device,
                          stage_timings=True).collide(poses)
 

@@ -44,7 +44,7 @@ def test_exact_fields_reach_drakes_accuracy_where_the_grid_alone_falls_short():
     ref = analytic.sphere_on_box(0.005, 0.1).force
     err = {}
     for exact in (False, True):
-        c = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, exact_primitives=exact)).collide(poses)
+        c = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, exact_primitives=exact, exact_meshes=exact)).collide(poses)
         err[exact] = _force_z(c.contacts) / ref - 1
     assert abs(err[True]) < 0.002
     assert abs(err[False]) > 2 * abs(err[True])

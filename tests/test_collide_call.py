@@ -14,7 +14,7 @@ from hydro.contact.collision import CollisionPipeline
 from hydro.contact.config import HydroelasticConfig
 from hydro.contact.deep_overlap import HydroelasticLimitWarning
 from hydro.contact.contacts import (CF_AREA, CF_COUNT, CF_DEPTH, CF_FORCE, CF_NORMAL, CF_POINT, CF_PRESSURE,
-                                    CF_STIFFNESS, CF_WEIGHT, CI_COUNT, CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B,
+                                    CF_STIFFNESS, CF_WEIGHT, CI_ENV, CI_PAIR, CI_SHAPE_A, CI_SHAPE_B,
                                     CI_SPECULATIVE, PackedContacts)
 from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.contact.threads import ThreadChoice, call_work, spare_cores

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 pytest.importorskip("pxr")
 
 from cli_util import hydro
-from hostile_util import referencing_stage, stderr_lines, unit_asset
+from hostile_util import referencing_stage, unit_asset
 from hydro.errors import SceneError
 from hydro.scene.usd_io import load_usd, validate_usd
 

@@ -64,3 +64,39 @@ def test_importing_hydro_does_not_load_numba_or_pxr():
     code = "import sys, hydro; print(any(m.split('.')[0] in ('numba', 'pxr', 'polyscope') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _geometry_imports(path):
+    """The hydro/geometry modules that ``path`` imports (top-level or inside functions)."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level == 1:  # from .x import ... / from . import x
+                out |= {mod.split(".")[0]} if mod else {a.name for a in node.names}
+            elif node.level == 0 and mod.startswith("hydro.geometry."):
+                out.add(mod.split(".")[2])
+    return out
+
+
+def test_hydro_geometry_has_no_import_cycle():
+    # every import counts, deferred ones too: a cycle hidden inside functions still ties the modules
+    # together (issue 25: convex ↔ mesh_check ↔ mesh_distance ↔ mesh_winding ↔ shapes)
+    folder = os.path.join(ROOT, "hydro", "geometry")
+    mods = {f[:-3] for f in os.listdir(folder) if f.endswith(".py") and f != "__init__.py"}
+    graph = {m: _geometry_imports(os.path.join(folder, m + ".py")) & mods for m in mods}
+    state = {}
+
+    def visit(m, path):
+        if state.get(m) == "done":
+            return
+        assert state.get(m) != "open", "import cycle in hydro/geometry: " + " -> ".join(path[path.index(m):] + [m])
+        state[m] = "open"
+        for n in sorted(graph[m]):
+            visit(n, path + [m])
+        state[m] = "done"
+
+    for m in sorted(mods):
+        visit(m, [])
+    assert {"shapes", "mesh_check", "mesh_distance", "mesh_winding", "convex"} <= mods

@@ -4,7 +4,6 @@ the interface typed (flags on the command line, no NumPy reprs)."""
 
 import os
 import re
-import sys
 import time
 import types
 

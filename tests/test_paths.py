@@ -3,7 +3,6 @@
 import re
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from hydro.scene import paths

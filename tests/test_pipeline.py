@@ -254,7 +254,7 @@ def test_pipeline_matches_a_dense_numpy_reference(switched, exact):
     poses = np.array([pose((0, 0, -0.05)), pose((0.02, 0, 0.035), (1, 0, 0), 0.4),
                       pose((0.0, 0.0, 0.09), (0, 1, 0), 1.2)])
     cfg = HydroelasticConfig(reduce_contacts=False, interface="switched" if switched else "continuous",
-                             exact_primitives=exact)
+                             exact_primitives=exact, exact_meshes=exact)
     res = HydroelasticPipeline(m, cfg).collide(poses)
     expect_pairs = naive.broad_phase_pairs(m, poses)
     got_pairs = {tuple(sorted(p)) for p in zip(res.pair_shape_a, res.pair_shape_b)}
@@ -289,7 +289,7 @@ def test_refinement_drops_no_triangle_near_kinks_or_deep_inside(case):
     # box pairs take exact polygons by default (tested below): here the grid route is under test;
     # the brick-boundary case reads the stored grids (its regression was a brick read wrongly)
     exact = case != "flat_patch_on_a_brick_boundary"
-    cfg = HydroelasticConfig(reduce_contacts=False, flat_polygons=False, exact_primitives=exact)
+    cfg = HydroelasticConfig(reduce_contacts=False, flat_polygons=False, exact_primitives=exact, exact_meshes=exact)
     res = HydroelasticPipeline(m, cfg).collide(poses)
     (a, b), = zip(res.pair_shape_a, res.pair_shape_b)
     ref = naive.patch_contacts(m, poses, a, b, exact=exact)
@@ -319,9 +319,9 @@ def test_a_mesh_on_a_box_face_needs_no_settling_step():
     tm = trimesh.creation.icosphere(subdivisions=3, radius=0.05)
     m = shapes([Box((0.4, 0.4, 0.2)), Mesh(tm.vertices, tm.faces, name="ball")], resolution=48)
     poses = np.array([pose((0, 0, -0.1)), pose((0.013, -0.021, 0.05 - 0.006), (1, 2, 0), 0.3)])
-    exact = HydroelasticPipeline(m, NO_REDUCE).collide(poses).contacts
-    stored = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, exact_primitives=False)).collide(
-        poses).contacts
+    exact = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, exact_meshes=False)).collide(poses).contacts
+    stored = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, exact_primitives=False,
+                                                        exact_meshes=False)).collide(poses).contacts
     assert len(exact) == len(stored) > 100
     (f_exact, cop_exact, a_exact), (f_stored, cop_stored, a_stored) = totals(exact), totals(stored)
     np.testing.assert_allclose(f_exact, f_stored, rtol=1e-3, atol=1e-3 * abs(f_stored[2]))
@@ -342,7 +342,7 @@ def test_blocks_beyond_the_contact_band_are_skipped_and_lose_no_contact():
         m = shapes([Box((0.3, 0.3, 0.1)), Mesh(tm.vertices, tm.faces, name="ball")], stiffness=[K, 2 * K],
                    resolution=24, gap=[0.0, gap])
         poses = np.array([pose((0, 0, -0.05)), pose((0.007, -0.004, 0.05 - 0.006), (1, 2, 0), 0.3)])
-        cfg = HydroelasticConfig(reduce_contacts=False, exact_primitives=False)
+        cfg = HydroelasticConfig(reduce_contacts=False, exact_primitives=False, exact_meshes=False)
         pipe = HydroelasticPipeline(m, cfg)
         res = pipe.collide(poses)
         blocks = res.counts["cells_2"]

@@ -4,7 +4,6 @@ margins and gaps, and the broad phase's pair rule against Model.may_collide."""
 import itertools
 
 import numpy as np
-import pytest
 
 from hydro.contact.point_pipeline import PointContactPipeline
 from hydro.geometry import Box, Capsule, Plane, Sphere

@@ -2,7 +2,6 @@
 point instancers, non-uniform scales, mesh approximations, planes, enable flags, gravity, collision
 groups and filtered pairs, materials."""
 
-import math
 import textwrap
 import warnings
 

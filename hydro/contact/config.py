@@ -63,7 +63,12 @@ class HydroelasticConfig:
     exact_primitives: bool = True
     """Where the patch is built (marching-cubes samples, vertices, pressures), evaluate a primitive's
     exact signed distance instead of interpolating its stored grid, and settle each vertex on the
-    true interface (meshes always use their grid). ``False`` reproduces the grid-only pipeline."""
+    true interface. ``False`` reproduces the grid-only pipeline for primitives."""
+    exact_meshes: bool = True
+    """Likewise for triangle meshes: their exact signed distance (the nearest of the triangles listed
+    for the point's cell when the SDF was built, hydro/sdf/mesh_field.py) near the surface, instead of
+    the trilinear interpolant, which over-estimates φ at the polyhedron's edges and vertices (−2.5 %
+    of force on two icospheres at 64³). ``False`` keeps the interpolated mesh fields."""
 
     flat_polygons: bool = True
     """Where both fields are planes — two boxes without contact margins, evaluated exactly — build
@@ -75,7 +80,8 @@ class HydroelasticConfig:
     the contacts resist tilting in a solver that linearises them. 1 to 64."""
 
     def __post_init__(self):
-        for name in ("enabled", "reduce_contacts", "deep_overlap_fallback", "exact_primitives", "flat_polygons"):
+        for name in ("enabled", "reduce_contacts", "deep_overlap_fallback", "exact_primitives", "exact_meshes",
+                     "flat_polygons"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"HydroelasticConfig.{name} must be True or False, got {shown(getattr(self, name))}")
         n = self.polygon_cells
@@ -94,6 +100,11 @@ class HydroelasticConfig:
             raise ValueError(f"HydroelasticConfig.max_contacts_per_pair must be an integer >= 8, got {shown(m)}")
         if self.overflow not in OVERFLOW_POLICIES:
             raise ValueError(f"HydroelasticConfig.overflow must be one of {OVERFLOW_POLICIES}, got {shown(self.overflow)}")
+
+
+def exact_code(cfg) -> int:
+    """The ``exact`` argument of pair setup: bit 0 ``exact_primitives``, bit 1 ``exact_meshes``."""
+    return int(cfg.exact_primitives) | (2 if cfg.exact_meshes else 0)
 
 
 @dataclass(frozen=True)

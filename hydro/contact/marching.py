@@ -22,8 +22,8 @@ import numpy as np
 from numba import int64
 
 from ..backend import device_fn, kernel
-from ..sdf.layout import BRICK, F_ORIGIN
-from ..sdf.sample import (field_phi, primitive_field_phi, sdf_brick_slopes, sdf_grid_brick, sdf_grid_brick_value,
+from ..sdf.layout import BRICK, F_ORIGIN, I_PRIMITIVE
+from ..sdf.sample import (exact_field_phi, field_phi, sdf_brick_slopes, sdf_grid_brick, sdf_grid_brick_value,
                           sdf_grid_phi, sdf_phi_reuse, sdf_slopes)
 from .contacts import emit_triangle, triangle_is_contact
 from .interface import interface_value
@@ -286,7 +286,7 @@ def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0,
 def _phi_a(p, pairs, sdf, sa, x, y, z):
     """A's exact φ at B-local (x, y, z)."""
     ax, ay, az = b_to_a(pairs, p, x, y, z)
-    return primitive_field_phi(sa, ax, ay, az, sdf)
+    return exact_field_phi(sa, ax, ay, az, sdf)
 
 
 @device_fn(inline=False)
@@ -296,10 +296,13 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     (:func:`_with_curved_bits`); return how many points have f < 0 and whether the block is
     *beyond the band*: no triangle of it can be a contact.
 
-    A block is beyond the band when its crossings are linear (no ``CURVED_*`` bit) and every
-    point's separation s = eA + eB exceeds the gap band (and 0) by more than float32 rounding:
-    a crossing's eA and eB interpolate two points' values, so its s is at least the smaller of
-    theirs, less the rounding of eA and eB to float32 (:data:`ROUNDING`), and
+    A block is beyond the band when A's crossings are linear (no ``CURVED_A`` bit) and every
+    point's separation s = eA + eB exceeds the gap band (and 0) by more than float32 rounding
+    and, where B's exact field may be curved (``CURVED_B``), twice its brick's exact-to-stored
+    gap: a linear crossing's eA and eB interpolate two points' values, so its s is at least the
+    smaller of theirs, less the rounding of eA and eB to float32 (:data:`ROUNDING`); along B's
+    grid edges its stored field is linear and the exact one within the gap of it, so a settled
+    crossing's s is at least that less twice the gap; and
     :func:`~hydro.contact.contacts.triangle_is_contact` keeps only triangles with a vertex at
     s < 0 or a mean s within the gap. Refinement bounds each field's change over a cell, not where
     the patch ends, so a band of such blocks lines its rim.
@@ -334,10 +337,10 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         gaz = _phi_a(p, pairs, sdf, sa, x0, y0, z0 + h) - a0
     b0 = gbx = gby = gbz = 0.0
     if affine_b:
-        b0 = primitive_field_phi(sb, x0, y0, z0, sdf)
-        gbx = primitive_field_phi(sb, x0 + h, y0, z0, sdf) - b0
-        gby = primitive_field_phi(sb, x0, y0 + h, z0, sdf) - b0
-        gbz = primitive_field_phi(sb, x0, y0, z0 + h, sdf) - b0
+        b0 = exact_field_phi(sb, x0, y0, z0, sdf)
+        gbx = exact_field_phi(sb, x0 + h, y0, z0, sdf) - b0
+        gby = exact_field_phi(sb, x0, y0 + h, z0, sdf) - b0
+        gbz = exact_field_phi(sb, x0, y0, z0 + h, sdf) - b0
     bslot, lx, ly, lz, c0, c1, c2, c3, c4, c5, c6, c7 = sdf_grid_brick(sb, i, j, k, sdf)
     key_slot = -2
     key_x = 0
@@ -356,8 +359,8 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         z = sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h
         if affine_b:
             eb = b0 + dx * gbx + dy * gby + dz * gbz - mb
-        elif exact & 2:
-            eb = primitive_field_phi(sb, x, y, z, sdf) - mb
+        elif exact & 2 and sdf.params_i[sb, I_PRIMITIVE] >= 0:
+            eb = exact_field_phi(sb, x, y, z, sdf) - mb
         elif lx + dx == BRICK or ly + dy == BRICK or lz + dz == BRICK:
             # a face shared with the next brick: its value is the next brick's (as everywhere
             # else: one value per grid point, or neighbouring blocks could disagree on a sign)
@@ -386,7 +389,13 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         for e in range(BLOCK_EDGES):
             corners[b, EDGE_CACHE + 3 * e] = math.nan
         corners[b, BLOCK_EXACT] = exact
-    beyond = exact & (CURVED_A | CURVED_B) == 0 and s_min - ROUNDING * size > max(pair_f[p, PF_GAP], 0.0)
+    # B's exact field may bend between the points, by at most twice its brick's exact-to-stored gap
+    # along a grid edge (where the stored field is linear); A's, along B's edges, by no known bound
+    bend = 0.0
+    if exact & CURVED_B:
+        gx, gy, gz, gap_b, curved = sdf_brick_slopes(sb, x0 + h, y0 + h, z0 + h, sdf)
+        bend = 2.0 * gap_b
+    beyond = exact & CURVED_A == 0 and s_min - ROUNDING * size - bend > max(pair_f[p, PF_GAP], 0.0)
     return n_neg, beyond
 
 

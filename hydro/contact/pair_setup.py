@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from ..backend import device_fn, kernel
 from ..geometry.primitives import BOX
-from ..sdf.layout import BRICK, F_JUMP, F_ORIGIN, F_VOXEL, I_BRICKS, I_PRIMITIVE, I_RES
+from ..sdf.layout import BRICK, F_JUMP, F_ORIGIN, F_VOXEL, I_BRICKS, I_MESH, I_PRIMITIVE, I_RES
 
 # pair_f columns (float64)
 PF_R_AB = 0  # 9: rotation B-local -> A-local (row-major)
@@ -44,7 +44,7 @@ PI_SDF_B = 3
 PI_ENV = 4
 PI_BRICK_LO = 5  # 3
 PI_BRICK_DIMS = 8  # 3
-PI_EXACT = 11  # bit 0: A's field is evaluated exactly (a primitive), bit 1: B's (stage 4 and its refinement)
+PI_EXACT = 11  # bit 0: A's field is evaluated exactly (a primitive, a mesh), bit 1: B's (stage 4 and its refinement)
 PI_ROUTE = 12  # how the patch is built: ROUTE_GRID or ROUTE_POLYTOPE
 PI_COUNT = 13
 
@@ -62,8 +62,8 @@ class PairView(NamedTuple):
     i: Any  # (P, PI_COUNT) int32: the PI_* columns
 
 
-# Model: shape_* arrays, exact (HydroelasticConfig.exact_primitives), polygons (flat_polygons, with the
-# continuous interface), sdf (SDFView)
+# Model: shape_* arrays, exact (bit 0: HydroelasticConfig.exact_primitives, bit 1: exact_meshes),
+# polygons (flat_polygons, with the continuous interface), sdf (SDFView)
 # Data in: raw_a, raw_b (broad-phase pairs), shape_rot, shape_pos
 # Data out: pairs (PairView), brick_counts
 @device_fn
@@ -91,11 +91,10 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     pair_i[p, PI_SDF_A] = sa
     pair_i[p, PI_SDF_B] = sb
     bits = 0
-    if exact:
-        if sdf_pi[sa, I_PRIMITIVE] >= 0:
-            bits |= 1
-        if sdf_pi[sb, I_PRIMITIVE] >= 0:
-            bits |= 2
+    if (exact & 1 and sdf_pi[sa, I_PRIMITIVE] >= 0) or (exact & 2 and sdf_pi[sa, I_MESH] >= 0):
+        bits |= 1
+    if (exact & 1 and sdf_pi[sb, I_PRIMITIVE] >= 0) or (exact & 2 and sdf_pi[sb, I_MESH] >= 0):
+        bits |= 2
     pair_i[p, PI_EXACT] = bits
     route = ROUTE_GRID
     if (polygons and bits == 3 and sdf_pi[sa, I_PRIMITIVE] == BOX and sdf_pi[sb, I_PRIMITIVE] == BOX

@@ -26,7 +26,7 @@ from ..sdf.layout import BRICK
 from ..scene.material import DEFAULT_MATERIAL, material_row
 from ..transforms import check_poses, normalized_poses_into
 from .broad_phase import SWEEP, pair_filter, shape_boxes, sweep_order
-from .config import hydroelastic_config
+from .config import exact_code, hydroelastic_config
 from .contacts import CF_COUNT, CI_COUNT, TF_COUNT, PackedContacts
 from .cpu_driver import (GROW, S_BLOCKS, S_BRICKS, S_CELLS4, S_CELLS8, S_CODE, S_CONTACTS, S_DEEP, S_OVERFLOW, S_PAIRS,
                          S_POLYGON_TRIANGLES, S_REDUCED, S_REQUIRED, S_SETTING, S_TRIANGLES, SETTINGS, STATUS_LEN,
@@ -306,7 +306,7 @@ class HydroelasticPipeline:
         explicit = np.array([g[0].explicit is not None for g in groups], dtype=np.bool_)
         ws.reduction.ensure(int(capacities[0]))
         red = ws.reduction
-        settings = (bool(cfg.exact_primitives), self.polygons, interface_code(cfg.interface),
+        settings = (exact_code(cfg), self.polygons, interface_code(cfg.interface),
                     float(cfg.mc_edge_clamp_min), bool(cfg.reduce_contacts), int(cfg.max_contacts_per_pair),
                     bool(triangles), float(cfg.polygon_cells))
         self._pair_view = PairView(ws.pair_f.array, ws.pair_i.array)
@@ -426,7 +426,7 @@ class HydroelasticPipeline:
         self._pair_view = PairView(ws.pair_f.array, ws.pair_i.array)
         self.device.launch(PAIR_SETUP, n_pairs, ws.pair_a.array, ws.pair_b.array, self.d_shape_sdf,
                            self.d_shape_stiffness, self.d_shape_margin, self.d_shape_gap, self.d_shape_env,
-                           ws.uploads["rot"], ws.uploads["pos"], self.config.exact_primitives, self.polygons,
+                           ws.uploads["rot"], ws.uploads["pos"], exact_code(self.config), self.polygons,
                            self.sdf_view, self._pair_view, ws.pair_counts.array)
         n_bricks = self.device.exclusive_scan(ws.pair_counts.array, ws.pair_offsets.array, n_pairs) if n_pairs else 0
         call.counts["candidate_bricks"] = n_bricks

@@ -37,6 +37,8 @@ from numba import prange
 
 from ..backend import cpu_jit, device_fn
 from ..errors import shown
+from .bvh import _build_bvh
+from .mesh_weld import weld
 
 __all__ = ["WindingNumber", "winding_number_exact", "NODE_TOLERANCE"]
 
@@ -441,9 +443,6 @@ class WindingNumber:
     """
 
     def __init__(self, triangles, *, node_tolerance: float = NODE_TOLERANCE):
-        from .mesh_check import weld
-        from .mesh_distance import _build_bvh
-
         tri = np.ascontiguousarray(triangles, dtype=np.float64).reshape(-1, 3, 3)
         if len(tri) == 0:
             raise ValueError("a winding number needs at least one triangle")
@@ -474,7 +473,6 @@ class WindingNumber:
     @staticmethod
     def _cap_tree(cap, tol):
         out = WindingNumber.__new__(WindingNumber)
-        from .mesh_distance import _build_bvh
 
         lo, hi, left, start, count, order = _build_bvh(cap.mean(axis=1), cap.min(axis=1), cap.max(axis=1), _LEAF_SIZE)
         center, radius, vec_area, area, moment = _node_moments(cap, left, start, count, order)

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..backend import device_fn
-from .primitives import BOX, CAPSULE, CONE, CONVEX_MESH, CYLINDER, ELLIPSOID, MESH, PLANE, SPHERE, primitive_phi
+from .primitives import BOX, CAPSULE, CONE, CONVEX_MESH, CYLINDER, ELLIPSOID, PLANE, SPHERE, primitive_phi
 
 #: Points on a cylinder cap or cone base feature (a regular polygon on the rim).
 RIM_POINTS = 8

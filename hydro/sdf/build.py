@@ -221,10 +221,11 @@ class SDFMemory:
     slot_bytes: int
     dense_same_format_bytes: int
     dense_float32_bytes: int
+    mesh_bytes: int = 0  # a mesh's exact field: candidate lists and triangles
 
     @property
     def total_bytes(self) -> int:
-        return self.fine_bytes + self.coarse_bytes + self.slot_bytes
+        return self.fine_bytes + self.coarse_bytes + self.slot_bytes + self.mesh_bytes
 
 
 @dataclass
@@ -244,10 +245,10 @@ class SDF:
     |  |  | field's only jump, where such a brick meets a fine one; <= coarse_tolerance) |
     | ``brick_slopes`` | (bz, by, bx, 3) | float32 bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the stored |
     |  |  | field over the brick (each <= 1 for a distance) |
-    | ``brick_exact_gap`` | (bz, by, bx) | float32, m: for a primitive, a bound on |exact φ − stored φ| |
-    |  |  | inside the brick (0 for a mesh, whose stored field is its field) |
-    | ``brick_curved`` | (bz, by, bx) | float32: 0 where a primitive's exact field is affine over the |
-    |  |  | brick (a box's face region), 1 elsewhere (and for meshes) |
+    | ``brick_exact_gap`` | (bz, by, bx) | float32, m: a bound on |exact φ − stored φ| inside the brick |
+    |  |  | (a primitive's, a mesh's where its cells list triangles; else 0) |
+    | ``brick_curved`` | (bz, by, bx) | float32: 0 where the exact field is affine over the brick (a |
+    |  |  | box's face region; a mesh's face plane, proven), 1 elsewhere |
     | ``notes`` | | meshes: what welding and merging did (one line each) |
     """
 
@@ -269,6 +270,7 @@ class SDF:
     build_seconds: float = 0.0
     band_bricks: int = 0
     notes: tuple = ()  # meshes: welding, merged pieces (one line each)
+    mesh_field: "MeshField | None" = None  # a closed mesh's exact field (hydro.sdf.mesh_field)
     _pack: "SDFPack | None" = field(default=None, repr=False)
 
     @property
@@ -306,6 +308,7 @@ class SDF:
             slot_bytes=int(self.brick_slot.nbytes + self.brick_slopes.nbytes),
             dense_same_format_bytes=n_samples * itemsize,
             dense_float32_bytes=n_samples * 4,
+            mesh_bytes=self.mesh_field.nbytes if self.mesh_field is not None else 0,
         )
 
     def pack(self) -> "SDFPack":
@@ -391,15 +394,15 @@ def _brick_curved(h, nb, band, values, exact_centres) -> np.ndarray:
 
 
 def _mesh_evaluator(mesh: Mesh, allow_open: bool):
-    """(φ at points, notes) for a mesh: the solid's exact distance, or winding-signed for an open
-    mesh when allowed."""
+    """(φ at points, notes, the solid's MeshDistance or None) for a mesh: the solid's exact
+    distance, or winding-signed for an open mesh when allowed (then no exact field is built)."""
     from ..geometry.mesh_distance import MeshDistance
 
     if allow_open and not mesh.is_closed():
         return MeshDistance(mesh, sign="winding").signed_distance, [
-            "open mesh: distance to its triangles, sign from winding numbers (not for hydroelastic contact)"]
+            "open mesh: distance to its triangles, sign from winding numbers (not for hydroelastic contact)"], None
     md = MeshDistance(mesh)  # raises InputError for an open mesh, with the fix
-    return md.signed_distance, list(md.solid.notes)
+    return md.signed_distance, list(md.solid.notes), md
 
 
 def _mesh_size_warnings(mesh: Mesh, voxel: float, settings: SDFSettings) -> None:
@@ -408,6 +411,30 @@ def _mesh_size_warnings(mesh: Mesh, voxel: float, settings: SDFSettings) -> None
     for message in size_warnings(mesh, voxel=voxel, narrow_band_inner=settings.narrow_band_inner,
                                  narrow_band_outer=settings.narrow_band_outer):
         warnings.warn(message, MeshWarning, stacklevel=4)
+
+
+def _thin_wall_warning(mesh: Mesh, md, h: float, settings: SDFSettings) -> None:
+    """Warn (:class:`~hydro.geometry.mesh_check.MeshWarning`, a ``HydroWarning``) when walls
+    thinner than two voxels cover ``THIN_AREA_FRACTION`` of the mesh's surface: the grid cannot
+    carry them (a 2 mm jaw at a 3.5 mm voxel lost 17 % of its force), and say which voxel would."""
+    from .mesh_field import THIN_AREA_FRACTION, thin_walls
+
+    walls = thin_walls(md, h)
+    if not walls.fraction >= THIN_AREA_FRACTION:
+        return
+    # two voxels and a bit across the thin walls' 5th-percentile thickness
+    target = walls.thickness / 2.5
+    if not walls.thickness > 1e-3 * h:  # walls of no thickness (a surface folded onto itself): none carries them
+        warnings.warn(f"mesh {mesh.name!r}: {100.0 * walls.fraction:.0f}% of its surface bounds walls of no thickness "
+                      f"(surfaces that touch); no SDF voxel carries them", MeshWarning, stacklevel=4)
+        return
+    lo, hi = mesh.local_aabb()
+    resolution = int(math.ceil(settings.max_resolution * h / target / BRICK)) * BRICK
+    warnings.warn(
+        f"mesh {mesh.name!r}: walls thinner than two voxels of its SDF (voxel {h * 1e3:.3g} mm) cover "
+        f"{100.0 * walls.fraction:.0f}% of its surface (down to {walls.thickness * 1e3:.3g} mm): the grid cannot "
+        f"carry them and contact there loses force; set sdfTargetVoxelSize <= {target:.3g} m "
+        f"(or sdfMaxResolution >= {resolution})", MeshWarning, stacklevel=4)
 
 
 def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_padding: float = 0.0,
@@ -432,8 +459,9 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         raise InputError(f"extra_padding must be a finite number >= 0, got {shown(extra_padding)}")
     t0 = time.perf_counter()
     notes = []
+    md = None
     if isinstance(geometry, Mesh):  # meshes and convex hulls
-        evaluate, notes = _mesh_evaluator(geometry, allow_open)
+        evaluate, notes, md = _mesh_evaluator(geometry, allow_open)
     else:
         evaluate = _primitive_phi_points(geometry)
     lo, hi = geometry.local_aabb()
@@ -474,7 +502,8 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     # the largest jump where a coarse band brick meets a fine one (at most coarse_tolerance)
     coarse_error = float(miss[~fine_flag].max()) if np.any(~fine_flag) else 0.0
     fine_bricks = band[fine_flag]
-    values = values.reshape(len(band), SAMPLES_PER_BRICK)[fine_flag]
+    band_values = values.reshape(len(band), SAMPLES_PER_BRICK)
+    values = band_values[fine_flag]
 
     slot = np.full(n_bricks, -1, dtype=np.int32)
     slot[fine_bricks] = np.arange(len(fine_bricks), dtype=np.int32)
@@ -498,7 +527,7 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
     _brick_slopes(nb, h, slot, stored, coarse3.astype(np.float64), slopes)
     brick_slopes = (slopes * (1.0 + 1e-6) + 1e-9).astype(np.float32)
     exact_gap = _brick_exact_gaps(h, nb, band, slot, stored, coarse3, exact_centres)
-    return SDF(
+    sdf = SDF(
         geometry=geometry,
         settings=settings,
         origin=np.asarray(origin, dtype=float),
@@ -518,6 +547,68 @@ def build_sdf(geometry: Geometry, settings: SDFSettings | None = None, *, extra_
         band_bricks=int(len(band)),
         notes=tuple(notes),
     )
+    if md is not None:
+        _thin_wall_warning(geometry, md, h, settings)
+    if md is not None and md.solid.sign == "pseudonormal":  # (else inner surfaces: no pseudo-normal sign)
+        _add_mesh_field(sdf, md, band, extra_padding, pts, band_values, stored, coarse3)
+    sdf.build_seconds = time.perf_counter() - t0
+    return sdf
+
+
+#: A mesh brick whose stored field lies within its rounding plus this (× the voxel) of the exact
+#: one at every voxel centre keeps the stored field (no lists)
+FLAT_GAP_VOXELS = 1e-4
+
+
+def _add_mesh_field(sdf: SDF, md, band, extra_padding, band_points, band_values, stored, coarse3) -> None:
+    """Give a mesh's SDF its exact field (:mod:`hydro.sdf.mesh_field`): the candidate lists, checked
+    against the build's exact samples (``band_values`` at ``band_points``; a brick that disagrees
+    drops its lists), and per brick the bound on |exact − stored| that refinement adds."""
+    from .mesh_field import (CHECK_TOLERANCE, MESH_LIST_DEPTH_VOXELS, MESH_LIST_OUTSIDE_VOXELS, affine_bricks,
+                             build_mesh_field, drop_bricks)
+
+    h = sdf.voxel_size
+    nb = np.array(sdf.bricks, dtype=np.int64)
+    field = build_mesh_field(md, sdf.origin, h, nb, band, band_values, -MESH_LIST_DEPTH_VOXELS * h,
+                             MESH_LIST_OUTSIDE_VOXELS * h + extra_padding)
+    sdf.mesh_field = field
+    rows = field.brick_row[band]
+    listed = np.flatnonzero(rows >= 0)
+    if len(listed) == 0:
+        return
+    zeros = np.zeros(len(listed) * SAMPLES_PER_BRICK, np.int32)
+    pts = band_points.reshape(len(band), SAMPLES_PER_BRICK, 3)[listed].reshape(-1, 3)
+    pack = SDFPack([sdf])
+    got = pack.sample_exact(zeros, pts).reshape(len(listed), SAMPLES_PER_BRICK)
+    # where a cell keeps no list the stored field answers (within its rounding): not checked here
+    from_lists = got != pack.sample(zeros, pts).reshape(got.shape)
+    miss = np.where(from_lists, np.abs(got - band_values[listed]), 0.0).max(axis=1)
+    bad = listed[~(miss <= CHECK_TOLERANCE * h)]
+    if len(bad):
+        field = drop_bricks(field, band[bad])
+        sdf.mesh_field = field
+        sdf.notes = sdf.notes + (f"exact field: {len(bad)} brick(s) where the triangles' pseudo-normals disagree with "
+                                 "the winding number keep the stored field",)
+    # bricks where one face plane is the exact field: marching cubes takes the affine path there
+    curved = np.ones(sdf.brick_count, np.float32)
+    curved[affine_bricks(field, md, sdf.origin, h, nb)] = 0.0
+    sdf.brick_curved = curved.reshape(sdf.brick_slot.shape)
+    # |exact − stored| at the voxel centres of the band bricks (unlisted ones: the stored field, 0)
+    centres = np.empty((len(band) * BRICK**3, 3))
+    _cell_center_points(np.asarray(sdf.origin, dtype=float), h, nb, band, centres)
+    exact_centres = SDFPack([sdf]).sample_exact(np.zeros(len(centres), np.int32), centres).reshape(len(band), BRICK**3)
+    gaps = np.zeros(len(band))
+    _exact_gap(nb, band, sdf.brick_slot.ravel(), stored, coarse3.astype(np.float64), exact_centres.ravel(), gaps)
+    # where the stored field is already as exact as its own rounding (flat faces), it serves: the
+    # lists go (memory, and the time a query takes)
+    plain = (gaps <= sdf.quantization_step + FLAT_GAP_VOXELS * h) & (sdf.mesh_field.brick_row[band] >= 0)
+    if np.any(plain):
+        sdf.mesh_field = drop_bricks(sdf.mesh_field, band[plain])
+        sdf.mesh_field.dropped_bricks = field.dropped_bricks
+        gaps[plain] = 0.0
+    out = np.zeros(sdf.brick_count)
+    out[band] = EXACT_GAP_SAFETY * gaps
+    sdf.brick_exact_gap = ((out * (1.0 + 1e-6) + 1e-9) * (out > 0)).astype(np.float32).reshape(sdf.brick_slot.shape)
 
 
 def report(sdf: SDF) -> str:
@@ -534,7 +625,8 @@ def report(sdf: SDF) -> str:
         f"bricks       {nb[0]} x {nb[1]} x {nb[2]} = {sdf.brick_count}: {sdf.band_bricks} in the band, "
         f"{sdf.fine_brick_count} fine ({100.0 * sdf.fine_brick_count / sdf.brick_count:.1f}%)",
         f"memory       fine {m.fine_bytes / 1024:.1f} KiB + coarse {m.coarse_bytes / 1024:.1f} KiB + slots "
-        f"{m.slot_bytes / 1024:.1f} KiB = {m.total_bytes / 1024:.1f} KiB",
+        f"{m.slot_bytes / 1024:.1f} KiB" + (f" + exact mesh field {m.mesh_bytes / 1024:.1f} KiB" if m.mesh_bytes else "")
+        + f" = {m.total_bytes / 1024:.1f} KiB",
         f"dense grid   {m.dense_float32_bytes / 1024:.1f} KiB float32 ({100.0 * m.total_bytes / m.dense_float32_bytes:.1f}% "
         f"of it)" + ("" if sdf.settings.texture_format == "float32" else  # the same grid: said once
                      f", {m.dense_same_format_bytes / 1024:.1f} KiB {sdf.settings.texture_format} "

@@ -25,6 +25,17 @@ FORMAT_FLOAT32, FORMAT_UINT16, FORMAT_UINT8 = range(3)  # codes in params_i (rea
 FORMAT_CODES = {"float32": FORMAT_FLOAT32, "uint16": FORMAT_UINT16, "uint8": FORMAT_UINT8}
 FORMAT_DTYPES = {"float32": np.float32, "uint16": np.uint16, "uint8": np.uint8}
 DEFAULT_PADDING_VOXELS = 4
+#: A mesh's exact field lists its candidate triangles per cell of MESH_CELL³ voxels (a marching-cubes
+#: block), CELLS_PER_BRICK per brick (hydro.sdf.mesh_field)
+MESH_CELL_SHIFT = 1
+MESH_CELL = 1 << MESH_CELL_SHIFT
+CELLS_PER_EDGE = BRICK // MESH_CELL
+CELLS_PER_BRICK = CELLS_PER_EDGE**3
+#: float32 values per triangle of a mesh's exact field: corners a, b, c, the vertex pseudo-normals
+#: at a, b, c, the edge pseudo-normals of ab, bc, ca (3 each), then a ball holding the triangle
+#: (centre, radius rounded up)
+MESH_TRI_VALUES = 31
+MESH_TRI_BALL = 27
 #: How many times max_resolution a grid may get for the shape's margin + gap (at the shape's own voxel size).
 PADDED_REFINEMENT = 2
 #: Voxels of padding left beyond a shape's margin + gap (whole bricks are added when they do not fit).
@@ -177,7 +188,8 @@ I_COARSE_OFFSET = 8
 I_ATLAS_OFFSET = 9
 I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: BRICK_BOUNDS values per brick
 I_PRIMITIVE = 11  # the primitive's kind code (hydro.geometry.primitives), −1 for a mesh: its exact φ
-I_COUNT = 12
+I_MESH = 12  # a mesh's exact field: offset of its bricks' rows in ``mesh_index`` (−1: none; hydro.sdf.mesh_field)
+I_COUNT = 13
 #: Values stored per brick at ``I_SLOPES_OFFSET``: bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the
 #: stored field, then (for a primitive) a bound on |exact φ − stored φ| inside the brick, then 1
 #: where the exact field may be curved inside the brick and 0 where it is affine (a box away from
@@ -198,3 +210,10 @@ class SDFView(NamedTuple):
     atlas_f32: Any  # fine samples by format
     atlas_u16: Any
     atlas_u8: Any
+    # a mesh's exact field (hydro.sdf.mesh_field): per brick its row of cells (−1: none), per cell
+    # the range of its candidate triangles, their ids and lower bounds, the triangles
+    mesh_index: Any  # int32: per brick of each mesh shape (at I_MESH), its row (−1 none)
+    mesh_cells: Any  # int32: CELLS_PER_BRICK starts per row, then the end (rows are contiguous)
+    mesh_ids: Any  # int32: candidate triangles of each cell, nearest to the cell's centre first
+    mesh_key: Any  # float32: lower bound on each candidate's distance from its cell's centre
+    mesh_tri: Any  # (T, MESH_TRI_VALUES) float32: corners, vertex and edge pseudo-normals

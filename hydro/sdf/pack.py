@@ -8,8 +8,8 @@ from ..backend import get_device
 from ..geometry.primitives import PRIMITIVE_KINDS
 from .layout import (B_CURVED, B_EXACT_GAP, BRICK_BOUNDS, F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_INV_VOXEL, F_JUMP, F_OFFSET,
                      F_ORIGIN, F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET,
-                     I_COUNT, I_FORMAT, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET, SDFView)
-from .sample import GRID_PHI, SAMPLE_PHI, SAMPLE_PHI_GRAD
+                     I_COUNT, I_FORMAT, I_MESH, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET, MESH_TRI_VALUES, SDFView)
+from .sample import EXACT_PHI, GRID_PHI, SAMPLE_PHI, SAMPLE_PHI_GRAD
 
 
 class SDFPack:
@@ -25,6 +25,9 @@ class SDFPack:
     |  |  | the gap between a primitive's exact φ and the stored one, whether the exact φ is |
     |  |  | curved over the brick) |
     | ``atlas_f32`` / ``atlas_u16`` / ``atlas_u8`` | (Σ samples,) | fine samples by format |
+    | ``mesh_index`` … ``mesh_tri`` | | meshes' exact fields (:mod:`hydro.sdf.mesh_field`): per brick |
+    |  |  | its row of cells, per cell its candidates' range, their ids (offset to the packed |
+    |  |  | triangles) and lower bounds, the triangles |
     """
 
     def __init__(self, sdfs):
@@ -37,6 +40,8 @@ class SDFPack:
         atlases = {"float32": [], "uint16": [], "uint8": []}
         atlas_len = {"float32": 0, "uint16": 0, "uint8": 0}
         slot_off = coarse_off = 0
+        mesh_index, mesh_cells, mesh_ids, mesh_key, mesh_tri = [], [], [], [], []
+        index_off = rows_off = entries_off = tri_off = 0
         for s, sdf in enumerate(sdfs):
             fmt = sdf.settings.texture_format
             pf[s, F_ORIGIN : F_ORIGIN + 3] = sdf.origin
@@ -62,6 +67,20 @@ class SDFPack:
                 pf[s, F_PRIMITIVE : F_PRIMITIVE + 3] = params[:3]
             else:
                 pi[s, I_PRIMITIVE] = -1
+            mf = getattr(sdf, "mesh_field", None)
+            pi[s, I_MESH] = -1
+            if mf is not None:
+                pi[s, I_MESH] = index_off
+                mesh_index.append(np.where(mf.brick_row >= 0, mf.brick_row + rows_off, -1))
+                n_entries = int(mf.cell_start[-1])
+                mesh_cells.append(mf.cell_start[:-1].astype(np.int64) + entries_off)
+                mesh_ids.append(mf.ids[:n_entries].astype(np.int64) + tri_off)
+                mesh_key.append(mf.key[:n_entries])
+                mesh_tri.append(mf.tri)
+                index_off += len(mf.brick_row)
+                rows_off += mf.rows
+                entries_off += n_entries
+                tri_off += len(mf.tri)
             slots.append(sdf.brick_slot.ravel())
             coarse.append(sdf.coarse.ravel())
             bounds = np.zeros((sdf.brick_count, BRICK_BOUNDS), np.float32)
@@ -88,6 +107,14 @@ class SDFPack:
         self.atlas_f32 = cat(atlases["float32"], np.float32)
         self.atlas_u16 = cat(atlases["uint16"], np.uint16)
         self.atlas_u8 = cat(atlases["uint8"], np.uint8)
+        if entries_off >= 2**31 or tri_off >= 2**31:
+            raise ValueError("the packed meshes' exact fields exceed 2^31 entries; use fewer or coarser meshes")
+        self.mesh_index = cat(mesh_index, np.int32)
+        self.mesh_cells = cat(mesh_cells + [np.array([entries_off])], np.int32)
+        self.mesh_ids = cat(mesh_ids, np.int32) if entries_off else np.zeros(1, np.int32)
+        self.mesh_key = cat(mesh_key, np.float32) if entries_off else np.zeros(1, np.float32)
+        self.mesh_tri = (np.ascontiguousarray(np.concatenate(mesh_tri).astype(np.float32)) if tri_off
+                         else np.zeros((1, MESH_TRI_VALUES), np.float32))
         self._views = {}
 
     def __len__(self) -> int:
@@ -99,7 +126,7 @@ class SDFPack:
         dev = get_device(device)
         if dev.name not in self._views:
             host = SDFView(self.params_f, self.params_i, self.slots, self.coarse, self.atlas_f32, self.atlas_u16,
-                           self.atlas_u8)
+                           self.atlas_u8, self.mesh_index, self.mesh_cells, self.mesh_ids, self.mesh_key, self.mesh_tri)
             self._views[dev.name] = SDFView(*(dev.asarray(a) for a in host))
         return self._views[dev.name]
 
@@ -120,6 +147,16 @@ class SDFPack:
         ids, pts = self._points(shape_ids, points)
         out = dev.full(len(pts), np.nan, np.float64)
         dev.launch(SAMPLE_PHI, len(pts), dev.asarray(ids), dev.asarray(pts), self.view(dev), out)
+        return dev.to_host(out)
+
+    def sample_exact(self, shape_ids, points, *, device="cpu") -> np.ndarray:
+        """The exact φ of shape ``shape_ids[i]`` at its local point ``points[i]``, as the pipeline
+        evaluates it where the patch is built: a primitive's closed form, a mesh's distance to its
+        triangles (where its cells list them; else, like a shape without either, the stored field)."""
+        dev = get_device(device)
+        ids, pts = self._points(shape_ids, points)
+        out = dev.full(len(pts), np.nan, np.float64)
+        dev.launch(EXACT_PHI, len(pts), dev.asarray(ids), dev.asarray(pts), self.view(dev), out)
         return dev.to_host(out)
 
     def sample_grad(self, shape_ids, points, *, device="cpu"):

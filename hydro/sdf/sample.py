@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn, kernel
+from ..geometry.mesh_distance import _closest_on_triangle
 from ..geometry.primitives import primitive_phi3
-from .layout import (B_CURVED, B_EXACT_GAP, BRICK, BRICK_BOUNDS, BRICK_SAMPLES, BRICK_SHIFT, F_INV_VOXEL, F_OFFSET, F_ORIGIN,
-                     F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_FLOAT32, FORMAT_UINT16, I_ATLAS_OFFSET, I_BRICKS,
-                     I_COARSE_OFFSET, I_FORMAT, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET, INV_BRICK,
-                     SAMPLES_PER_BRICK)
+from .layout import (B_CURVED, B_EXACT_GAP, BRICK, BRICK_BOUNDS, BRICK_SAMPLES, BRICK_SHIFT, CELLS_PER_EDGE, F_INV_VOXEL,
+                     F_OFFSET, F_ORIGIN, F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_FLOAT32, FORMAT_UINT16, I_ATLAS_OFFSET,
+                     I_BRICKS, I_COARSE_OFFSET, I_FORMAT, I_MESH, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET,
+                     INV_BRICK, MESH_CELL, MESH_CELL_SHIFT, MESH_TRI_BALL, SAMPLES_PER_BRICK)
 
 
 @device_fn(inline=True)
@@ -315,13 +316,129 @@ def primitive_field_phi(s, x, y, z, sdf):
                           pf[s, F_PRIMITIVE + 2], x, y, z)
 
 
+#: Beyond this many voxels from a mesh's surface its exact field takes the sign of the stored one:
+#: the cell corners of a trilinear lookup lie within √3 voxels, a distance's samples change by at
+#: most that much, so they all share the sign (a coarse brick's interpolant is within
+#: ``coarse_tolerance`` ≤ 0.05 voxel of the fine one); nearer, the nearest feature's pseudo-normal
+MESH_GRID_SIGN_VOXELS = 2.0
+
+
+@device_fn(inline=True)
+def mesh_field_phi(s, x, y, z, sdf):
+    """The exact signed distance of packed mesh shape ``s`` at local (x, y, z), from the candidate
+    triangles listed for the cell of MESH_CELL³ voxels that holds the point (see
+    :mod:`hydro.sdf.mesh_field`): the nearest of them is the mesh's nearest triangle (a cell lists
+    every triangle within u + ρ of its centre: ρ its half diagonal, u the farthest its corners lie
+    from the centre's nearest triangle), found in order of
+    distance from the centre and stopped once the next one's lower bound exceeds the best. The sign
+    is the stored field's where the distance exceeds :data:`MESH_GRID_SIGN_VOXELS` voxels, else the
+    nearest feature's angle-weighted pseudo-normal. Outside the box, or in a cell without a list
+    (deep inside, far outside), the stored field (:func:`sdf_phi`)."""
+    pf = sdf.params_f
+    pi = sdf.params_i
+    base = pi[s, I_MESH]
+    if base < 0:
+        return sdf_phi(s, x, y, z, sdf)
+    h = pf[s, F_VOXEL]
+    inv = pf[s, F_INV_VOXEL]
+    gx = (x - pf[s, F_ORIGIN]) * inv
+    gy = (y - pf[s, F_ORIGIN + 1]) * inv
+    gz = (z - pf[s, F_ORIGIN + 2]) * inv
+    nx = pi[s, I_RES]
+    ny = pi[s, I_RES + 1]
+    nz = pi[s, I_RES + 2]
+    if not (gx >= 0.0 and gy >= 0.0 and gz >= 0.0 and gx <= nx and gy <= ny and gz <= nz):
+        return sdf_phi(s, x, y, z, sdf)
+    ix = min(int(gx), nx - 1)
+    iy = min(int(gy), ny - 1)
+    iz = min(int(gz), nz - 1)
+    bx = ix >> BRICK_SHIFT
+    by = iy >> BRICK_SHIFT
+    bz = iz >> BRICK_SHIFT
+    row = sdf.mesh_index[base + (bz * pi[s, I_BRICKS + 1] + by) * pi[s, I_BRICKS] + bx]
+    if row < 0:
+        return sdf_phi(s, x, y, z, sdf)
+    cx = (ix - BRICK * bx) >> MESH_CELL_SHIFT
+    cy = (iy - BRICK * by) >> MESH_CELL_SHIFT
+    cz = (iz - BRICK * bz) >> MESH_CELL_SHIFT
+    k = row * (CELLS_PER_EDGE * CELLS_PER_EDGE * CELLS_PER_EDGE) + (cz * CELLS_PER_EDGE + cy) * CELLS_PER_EDGE + cx
+    e0 = sdf.mesh_cells[k]
+    e1 = sdf.mesh_cells[k + 1]
+    if e0 == e1:
+        return sdf_phi(s, x, y, z, sdf)
+    half = 0.5 * MESH_CELL
+    ox = x - (pf[s, F_ORIGIN] + (BRICK * bx + MESH_CELL * cx + half) * h)
+    oy = y - (pf[s, F_ORIGIN + 1] + (BRICK * by + MESH_CELL * cy + half) * h)
+    oz = z - (pf[s, F_ORIGIN + 2] + (BRICK * bz + MESH_CELL * cz + half) * h)
+    rho = math.sqrt(ox * ox + oy * oy + oz * oz)
+    tri = sdf.mesh_tri
+    best2 = math.inf
+    best_t = -1
+    best_f = 0
+    qx = qy = qz = 0.0
+    for e in range(e0, e1):
+        lower = float(sdf.mesh_key[e]) - rho
+        if lower > 0.0 and lower * lower >= best2:
+            break
+        t = sdf.mesh_ids[e]
+        # the triangle's ball first: farther than the best, it cannot be nearer
+        bx_ = x - float(tri[t, MESH_TRI_BALL])
+        by_ = y - float(tri[t, MESH_TRI_BALL + 1])
+        bz_ = z - float(tri[t, MESH_TRI_BALL + 2])
+        lower = math.sqrt(bx_ * bx_ + by_ * by_ + bz_ * bz_) - float(tri[t, MESH_TRI_BALL + 3])
+        if lower > 0.0 and lower * lower >= best2:
+            continue
+        px, py, pz, feat = _closest_on_triangle(
+            x, y, z, float(tri[t, 0]), float(tri[t, 1]), float(tri[t, 2]), float(tri[t, 3]), float(tri[t, 4]),
+            float(tri[t, 5]), float(tri[t, 6]), float(tri[t, 7]), float(tri[t, 8]))
+        d2 = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
+        if d2 < best2:
+            best2 = d2
+            best_t = t
+            best_f = feat
+            qx = px
+            qy = py
+            qz = pz
+    d = math.sqrt(best2)
+    if d > MESH_GRID_SIGN_VOXELS * h:
+        return -d if sdf_phi(s, x, y, z, sdf) < 0.0 else d
+    t = best_t
+    if best_f == 0:  # the face: its normal
+        ux = float(tri[t, 3]) - float(tri[t, 0])
+        uy = float(tri[t, 4]) - float(tri[t, 1])
+        uz = float(tri[t, 5]) - float(tri[t, 2])
+        vx = float(tri[t, 6]) - float(tri[t, 0])
+        vy = float(tri[t, 7]) - float(tri[t, 1])
+        vz = float(tri[t, 8]) - float(tri[t, 2])
+        mx = uy * vz - uz * vy
+        my = uz * vx - ux * vz
+        mz = ux * vy - uy * vx
+    else:  # a vertex (features 1..3: columns 9..17) or an edge (4..6: columns 18..26)
+        c = 9 + 3 * (best_f - 1)
+        mx = float(tri[t, c])
+        my = float(tri[t, c + 1])
+        mz = float(tri[t, c + 2])
+    if (x - qx) * mx + (y - qy) * my + (z - qz) * mz < 0.0:
+        return -d
+    return d
+
+
+@device_fn(inline=True)
+def exact_field_phi(s, x, y, z, sdf):
+    """The exact signed distance of packed shape ``s`` at local (x, y, z): a primitive's closed
+    form, or a mesh's distance to its triangles (:func:`mesh_field_phi`)."""
+    if sdf.params_i[s, I_PRIMITIVE] >= 0:
+        return primitive_field_phi(s, x, y, z, sdf)
+    return mesh_field_phi(s, x, y, z, sdf)
+
+
 @device_fn(inline=True)
 def field_phi(s, x, y, z, sdf, exact):
-    """φ of packed shape ``s`` at local (x, y, z) as the pipeline evaluates it: the primitive's
-    exact distance when ``exact`` is true and the shape is a primitive, else the stored field
-    (:func:`sdf_phi`). Inlined (a call would copy the SDFView); callers keep to one call site."""
-    if exact and sdf.params_i[s, I_PRIMITIVE] >= 0:
-        return primitive_field_phi(s, x, y, z, sdf)
+    """φ of packed shape ``s`` at local (x, y, z) as the pipeline evaluates it: the exact distance
+    (:func:`exact_field_phi`) when ``exact`` is true, else the stored field (:func:`sdf_phi`).
+    Inlined (a call would copy the SDFView); callers keep to one call site."""
+    if exact:
+        return exact_field_phi(s, x, y, z, sdf)
     return sdf_phi(s, x, y, z, sdf)
 
 
@@ -332,6 +449,11 @@ def field_phi(s, x, y, z, sdf, exact):
 @device_fn
 def _sample_phi_item(i, shape_ids, points, sdf, phi_out):
     phi_out[i] = sdf_phi(shape_ids[i], points[i, 0], points[i, 1], points[i, 2], sdf)
+
+
+@device_fn
+def _exact_phi_item(i, shape_ids, points, sdf, phi_out):
+    phi_out[i] = exact_field_phi(shape_ids[i], points[i, 0], points[i, 1], points[i, 2], sdf)
 
 
 @device_fn
@@ -355,5 +477,6 @@ def _grid_phi_item(g, s, lo_x, lo_y, lo_z, count_x, count_y, sdf, phi_out):
 # Model: sdf (SDFView); Data in: shape_ids, points (local) / a box of grid samples
 # Data out: phi_out (and grad_out)
 SAMPLE_PHI = kernel("sdf.sample_phi", _sample_phi_item)
+EXACT_PHI = kernel("sdf.exact_phi", _exact_phi_item)
 SAMPLE_PHI_GRAD = kernel("sdf.sample_phi_grad", _sample_grad_item)
 GRID_PHI = kernel("sdf.grid_phi", _grid_phi_item)

@@ -61,8 +61,8 @@ def _cmd_check(args) -> int:
           f"{args.band_outer:g}] m)")
     for message in size_warnings(mesh, voxel=voxel, narrow_band_inner=args.band_inner,
                                  narrow_band_outer=args.band_outer,
-                                 scale_fix=f"check it again with --scale 0.001 (millimetres) or --scale 0.01 "
-                                           f"(centimetres)",
+                                 scale_fix="check it again with --scale 0.001 (millimetres) or --scale 0.01 "
+                                           "(centimetres)",
                                  resolution_fix="raise --resolution"):
         print(f"warning      {message}")
     return 0 if check.hydroelastic_ok else 1

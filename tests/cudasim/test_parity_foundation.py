@@ -42,3 +42,24 @@ def test_sdf_sampling(fmt):
     # the stored grid values (a box of samples spanning fine and coarse bricks, and the far faces)
     lo, hi = (5, 6, 7), pack.sdfs[1].resolution
     np.testing.assert_array_equal(pack.grid_values(1, lo, hi, device=SIM), pack.grid_values(1, lo, hi, device=CPU))
+
+
+def test_exact_mesh_field():
+    # a mesh's exact field (hydro/sdf/mesh_field.py) beside a primitive's: points near the surface
+    # (candidate lists, pseudo-normal sign), farther (the stored sign) and outside the box
+    import trimesh
+
+    from hydro.geometry import Mesh, Sphere
+    from hydro.sdf import SDFPack, SDFSettings, build_sdf
+
+    ico = trimesh.creation.icosphere(subdivisions=1, radius=0.1)
+    settings = SDFSettings(max_resolution=16)
+    pack = SDFPack([build_sdf(Sphere(0.05), settings), build_sdf(Mesh(ico.vertices, ico.faces, name="ico"), settings)])
+    rng = np.random.default_rng(2)
+    d = rng.normal(size=(40, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    pts = np.concatenate([d * rng.uniform(0.07, 0.11, (40, 1)), rng.uniform(-0.16, 0.16, (8, 3))])
+    ids = np.concatenate([np.ones(40, np.int64), rng.integers(0, 2, size=8)])
+    cpu = pack.sample_exact(ids, pts, device=CPU)
+    assert np.count_nonzero(cpu[:40] != pack.sample(ids[:40], pts[:40], device=CPU)) > 20  # the lists were used
+    np.testing.assert_allclose(pack.sample_exact(ids, pts, device=SIM), cpu, rtol=0, atol=1e-12)

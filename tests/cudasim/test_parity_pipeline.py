@@ -28,7 +28,7 @@ def test_pipeline_parity(interface, reduce, exact):
     poses = np.array([pose((0, 0, -0.05)), pose((0.0, 0.0, 0.045)), pose((0.1, 0, 0.025), (1, 0, 0), 1.3),
                       pose((-0.1, 0.05, 0.019), (1, 1, 0), 0.1)])
     cfg = HydroelasticConfig(reduce_contacts=reduce, interface=interface, max_contacts_per_pair=12,
-                             exact_primitives=exact)
+                             exact_primitives=exact, exact_meshes=exact)
     cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
     sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
     for key, value in sim.counts.items():
@@ -38,6 +38,30 @@ def test_pipeline_parity(interface, reduce, exact):
     assert len(cpu.patch) > 20
     for name, arr in list(cpu.patch.as_dict().items()) + [("reduced." + k, v) for k, v in cpu.contacts.as_dict().items()]:
         got = getattr(sim.contacts, name[8:]) if name.startswith("reduced.") else getattr(sim.patch, name)
+        if arr.dtype.kind == "f":
+            np.testing.assert_allclose(got, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30), err_msg=name)
+        else:
+            np.testing.assert_array_equal(got, arr, err_msg=name)
+
+
+def test_pipeline_parity_exact_meshes():
+    # two meshes (exact mesh fields: A at any point, B's settled crossings) and a mesh on a box
+    import trimesh
+
+    from hydro.geometry import Mesh
+
+    ico = trimesh.creation.icosphere(subdivisions=2, radius=0.05)
+    mesh = Mesh(ico.vertices, ico.faces, name="ico")
+    m = shapes([Box((0.3, 0.3, 0.1)), mesh, mesh], stiffness=[1e9, 2e9, 1e9], resolution=16)
+    poses = np.array([pose((0, 0, -0.05)), pose((0.0, 0.0, 0.047)), pose((0.0, 0.0, 0.14), (1, 1, 0), 0.7)])
+    cfg = HydroelasticConfig(reduce_contacts=False)
+    cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
+    sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
+    for key, value in sim.counts.items():
+        assert cpu.counts[key] == value, key
+    assert len(cpu.patch) > 20 and len(cpu.pair_shape_a) == 2
+    for name, arr in cpu.patch.as_dict().items():
+        got = getattr(sim.patch, name)
         if arr.dtype.kind == "f":
             np.testing.assert_allclose(got, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30), err_msg=name)
         else:

@@ -1,0 +1,268 @@
+"""A mesh's exact field (hydro/sdf/mesh_field.py): against brute-force distances, its bounds, the
+bricks proven affine, thin walls, and contact against independent references (issue 25)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import trimesh
+
+from hydro.contact.config import HydroelasticConfig
+from hydro.contact.pipeline import HydroelasticPipeline
+from hydro.geometry import Box, Mesh
+from hydro.geometry.mesh_check import MeshWarning
+from hydro.sdf import SDFSettings, build_sdf
+from hydro.sdf.layout import BRICK
+from pipeline_util import pose, shapes
+
+K = 1e9
+
+
+# --------------------------------------------------------------------------------------------
+# references that share nothing with hydro
+
+
+def brute_distance(points, tri):
+    """Unsigned distance from each point to the nearest of the triangles (T, 3, 3): the nearest
+    point of each triangle by its barycentric region, vectorised (Eberly's parameterisation)."""
+    out = np.empty(len(points))
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    e0 = b - a
+    e1 = c - a
+    for lo in range(0, len(points), 256):
+        p = points[lo:lo + 256, None, :]
+        best = np.full(p.shape[0], np.inf)
+        # the nearest point is on the face or on one of the three edges; take the least of them
+        n = np.cross(e0, e1)
+        nn = np.einsum("ij,ij->i", n, n)
+        w = p - a
+        s = np.einsum("kij,ij->ki", np.cross(w, e1[None]), n) / nn
+        t = np.einsum("kij,ij->ki", np.cross(e0[None], w), n) / nn
+        inside = (s >= 0) & (t >= 0) & (s + t <= 1)
+        plane = np.abs(np.einsum("kij,ij->ki", w, n)) / np.sqrt(nn)
+        best = np.where(inside, plane, np.inf).min(axis=1)
+        for u, v in ((a, b), (b, c), (c, a)):
+            e = v - u
+            q = np.clip(np.einsum("kij,ij->ki", p - u, e) / np.einsum("ij,ij->i", e, e), 0.0, 1.0)
+            d = np.linalg.norm(p - (u + q[..., None] * e), axis=2)
+            best = np.minimum(best, d.min(axis=1))
+        out[lo:lo + 256] = best
+    return out
+
+
+def winding_inside(points, tri):
+    """Generalised winding number > 1/2 (direct sum of solid angles, Van Oosterom & Strackee)."""
+    w = np.zeros(len(points))
+    for lo in range(0, len(points), 256):
+        p = points[lo:lo + 256, None, :]
+        a, b, c = (tri[None, :, k] - p for k in range(3))
+        la, lb, lc = (np.linalg.norm(v, axis=2) for v in (a, b, c))
+        num = np.einsum("kij,kij->ki", a, np.cross(b, c))
+        den = (la * lb * lc + np.einsum("kij,kij->ki", a, b) * lc + np.einsum("kij,kij->ki", b, c) * la
+               + np.einsum("kij,kij->ki", c, a) * lb)
+        w[lo:lo + 256] = (2.0 * np.arctan2(num, den)).sum(axis=1) / (4.0 * math.pi)
+    return w > 0.5
+
+
+def ring_mesh(r_out, r_in, height, n=32):
+    """A closed ring (annulus prism) around +Z from z = 0 to height: 2n side facets (n outside, n
+    inside), the flat ends triangulated."""
+    ang = 2.0 * math.pi * np.arange(n) / n
+    circle = np.stack([np.cos(ang), np.sin(ang), np.zeros(n)], axis=1)
+    v = np.concatenate([circle * r_out, circle * r_in, circle * r_out + [0, 0, height], circle * r_in + [0, 0, height]])
+    f = []
+    for i in range(n):
+        j = (i + 1) % n
+        ob, ib, ot, it = i, n + i, 2 * n + i, 3 * n + i
+        ob2, ib2, ot2, it2 = j, n + j, 2 * n + j, 3 * n + j
+        f += [[ob, ob2, ot2], [ob, ot2, ot]]  # outer wall, outward
+        f += [[ib, it2, ib2], [ib, it, it2]]  # inner wall, facing the axis
+        f += [[ob, ib2, ob2], [ob, ib, ib2]]  # bottom, facing −Z
+        f += [[ot, ot2, it2], [ot, it2, it]]  # top, facing +Z
+    return v, np.array(f)
+
+
+def ring_on_box_force(r_out, r_in, n, depth, k):
+    """Force of a ring (regular n-gons of circumradius r_out, r_in) pressed ``depth`` flat into a
+    box, both of stiffness k: the interface bisects the overlap where both fields are the face
+    planes, and near the walls p = k·w (w the distance to the wall), so F = k ∫ min(w, depth/2) dA =
+    k ∫_0^{depth/2} |{w > t}| dt, with the outer polygon's inward offsets (n-gons of apothem
+    a − t) and the inner one's outward offsets (its area + perimeter·t + π t²)."""
+    c = 0.5 * depth
+    tan = math.tan(math.pi / n)
+    a_out = r_out * math.cos(math.pi / n)
+    area_in = n * r_in**2 * math.sin(math.pi / n) * math.cos(math.pi / n)
+    perim_in = 2.0 * n * r_in * math.sin(math.pi / n)
+    outer = n * tan * (a_out**3 - (a_out - c) ** 3) / 3.0
+    return k * (outer - (area_in * c + perim_in * c * c / 2.0 + math.pi * c**3 / 3.0))
+
+
+def icosphere():
+    ico = trimesh.creation.icosphere(subdivisions=3, radius=0.1)
+    return np.asarray(ico.vertices), np.asarray(ico.faces)
+
+
+def convex_phi_inside(points, v, f):
+    """Inside a convex polyhedron the distance to its boundary is the least distance to its face
+    planes: φ = max_i (n_i·x − d_i)."""
+    n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    d = np.einsum("ij,ij->i", n, v[f[:, 0]])
+    return (points @ n.T - d).max(axis=1)
+
+
+# --------------------------------------------------------------------------------------------
+# the field
+
+
+@pytest.mark.parametrize("which", ["icosphere", "ring", "two boxes"])
+def test_exact_field_matches_brute_force_distance(which):
+    rng = np.random.default_rng(7)
+    if which == "icosphere":
+        v, f = icosphere()
+    elif which == "ring":
+        v, f = ring_mesh(0.08, 0.05, 0.03)
+    else:  # two overlapping boxes: hydro merges the pieces into their union
+        a = trimesh.creation.box((0.1, 0.1, 0.1))
+        b = trimesh.creation.box((0.1, 0.1, 0.1))
+        b.apply_translation((0.05, 0.03, 0.02))
+        v = np.concatenate([a.vertices, b.vertices])
+        f = np.concatenate([a.faces, b.faces + len(a.vertices)])
+    mesh = Mesh(v, f, name=which)
+    sdf = build_sdf(mesh, SDFSettings(max_resolution=32))
+    assert sdf.mesh_field is not None and sdf.mesh_field.rows > 0
+    solid = mesh.solid()
+    tri = solid.vertices[solid.faces]
+    lo, hi = sdf.box_lo, sdf.box_hi
+    # points near the surface (where the lists are) and anywhere in the box
+    surf, _ = trimesh.sample.sample_surface(trimesh.Trimesh(solid.vertices, solid.faces, process=False), 600, seed=1)
+    near = surf + rng.normal(scale=2.0 * sdf.voxel_size, size=surf.shape)
+    pts = np.concatenate([near, rng.uniform(lo, hi, (600, 3))])
+    got = sdf.pack().sample_exact(np.zeros(len(pts), np.int32), pts)
+    ref = brute_distance(pts, tri)
+    ref = np.where(winding_inside(pts, tri), -ref, ref)
+    stored = sdf.sample(pts)
+    listed = got != stored
+    assert listed.sum() > 500
+    # float32 corners: the distance to within ~1e-7 of the mesh's size
+    np.testing.assert_allclose(got[listed], ref[listed], atol=1e-6 * float(np.max(hi - lo)))
+    # elsewhere the stored field (deep inside, far outside)
+    np.testing.assert_array_equal(got[~listed], stored[~listed])
+    # the brick bound that refinement adds covers |exact − stored|
+    h = sdf.voxel_size
+    idx = np.clip(((pts - sdf.origin) / h).astype(int) // BRICK, 0, np.array(sdf.bricks) - 1)
+    gap = sdf.brick_exact_gap[idx[:, 2], idx[:, 1], idx[:, 0]]
+    inside_box = np.all((pts > lo) & (pts < hi), axis=1)
+    assert np.all(np.abs(got - stored)[inside_box] <= gap[inside_box] + 1e-9)
+
+
+def test_exact_field_is_off_for_an_open_mesh_and_the_stored_field_without_it():
+    v, f = icosphere()
+    sdf = build_sdf(Mesh(v, f[:-3], name="open"), SDFSettings(max_resolution=16), allow_open=True)
+    assert sdf.mesh_field is None
+    pts = np.random.default_rng(0).uniform(-0.1, 0.1, (50, 3))
+    np.testing.assert_array_equal(sdf.pack().sample_exact(np.zeros(50, np.int32), pts), sdf.sample(pts))
+
+
+def test_a_box_mesh_face_is_proven_affine_and_an_icosphere_is_not():
+    box = trimesh.creation.box((0.2, 0.2, 0.2))
+    sdf = build_sdf(Mesh(box.vertices, box.faces, name="box"), SDFSettings(max_resolution=64))
+    flat = np.argwhere(sdf.brick_curved == 0.0)
+    assert len(flat) > 0
+    # in a flat brick, the exact field is one plane: affine at random points of the brick
+    rng = np.random.default_rng(3)
+    h = sdf.voxel_size
+    for bz, by, bx in flat[:: max(1, len(flat) // 8)]:
+        lo = sdf.origin + np.array([bx, by, bz]) * BRICK * h
+        p = lo + rng.uniform(0, BRICK * h, (40, 3))
+        phi = sdf.pack().sample_exact(np.zeros(40, np.int32), p)
+        ref = brute_distance(p, np.asarray(box.vertices)[np.asarray(box.faces)])
+        ref = np.where(np.all(np.abs(p) < 0.1, axis=1), -ref, ref)
+        # the lists where they are kept (float32 corners), else the stored field (within its rounding:
+        # a flat face's stored field is exact to it, and keeps no lists)
+        tol = sdf.quantization_step + 1e-8
+        np.testing.assert_allclose(phi, ref, atol=tol)
+        coef, res, *_ = np.linalg.lstsq(np.c_[p, np.ones(40)], ref, rcond=None)
+        assert np.abs(np.c_[p, np.ones(40)] @ coef - ref).max() < 1e-12  # the reference is one plane there
+    v, f = icosphere()
+    assert np.all(build_sdf(Mesh(v, f, name="ico"), SDFSettings(max_resolution=32)).brick_curved == 1.0)
+
+
+def test_thin_walls_warn_with_the_voxel_that_carries_them():
+    plate = trimesh.creation.box((0.1, 0.1, 0.002))
+    with pytest.warns(MeshWarning, match=r"walls thinner than two voxels.*sdfTargetVoxelSize <= "):
+        build_sdf(Mesh(plate.vertices, plate.faces, name="plate"), SDFSettings(max_resolution=64))
+    thick = trimesh.creation.box((0.1, 0.1, 0.02))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MeshWarning)
+        build_sdf(Mesh(thick.vertices, thick.faces, name="thick"), SDFSettings(max_resolution=64))
+        v, f = ring_mesh(0.08, 0.05, 0.03)
+        build_sdf(Mesh(v, f, name="ring"), SDFSettings(max_resolution=64))
+
+
+# --------------------------------------------------------------------------------------------
+# contact against independent references
+
+
+def _force_z(m, poses, exact):
+    c = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False, exact_meshes=exact)).collide(poses).contacts
+    return abs(float(c.force_vectors()[:, 2].sum()))
+
+
+def test_two_icospheres_within_half_a_percent_at_64():
+    # aligned, pressed 4 mm: the icosphere is symmetric under z -> -z, so the interface is the
+    # mid-plane and F = k ∫ −φ there, φ the least distance to the face planes (convex)
+    v, f = icosphere()
+    d = 0.004
+    s = 2.5e-4
+    g = np.arange(-0.03, 0.03, s) + s / 2
+    X, Y = np.meshgrid(g, g)
+    mid = np.stack([X.ravel(), Y.ravel(), np.full(X.size, 0.1 - d / 2)], axis=1)
+    ref = K * np.maximum(-convex_phi_inside(mid, v, f), 0.0).sum() * s * s
+    m = shapes([Mesh(v, f, name="a"), Mesh(v, f, name="b")], resolution=64, stiffness=K)
+    poses = np.array([pose((0, 0, 0)), pose((0, 0, 0.2 - d))])
+    exact = _force_z(m, poses, True)
+    grid = _force_z(m, poses, False)
+    assert abs(exact / ref - 1.0) < 0.005, (exact, ref)
+    assert grid / ref - 1.0 < -0.02  # the interpolated field's bias (issue 25: −2.5 %)
+
+
+def test_exact_mesh_patch_matches_the_dense_reference_and_skips_blocks_beyond_the_band():
+    # a mesh (B, finer) on a box and two meshes: the pipeline with exact mesh fields against the
+    # dense reference evaluating the mesh's exact distance (Mesh.phi) everywhere; float32 samples,
+    # so B's stored grid values are its exact ones rounded as the pipeline rounds them. Blocks whose
+    # points lie beyond the gap band by more than twice B's exact-to-stored gap skip their triangles.
+    import naive
+    import test_pipeline
+    from hydro.contact.marching import BLOCK_POINTS
+
+    tm = trimesh.creation.icosphere(subdivisions=2, radius=0.05)
+    ball = Mesh(tm.vertices, tm.faces, name="ball")
+    settings = SDFSettings(max_resolution=24, texture_format="float32")
+    for gap in (0.0, 0.002):
+        m = shapes([Box((0.3, 0.3, 0.1)), ball], stiffness=[K, 2 * K], gap=[0.0, gap], settings=settings)
+        poses = np.array([pose((0, 0, -0.05)), pose((0.007, -0.004, 0.05 - 0.006), (1, 2, 0), 0.3)])
+        pipe = HydroelasticPipeline(m, HydroelasticConfig(reduce_contacts=False))
+        res = pipe.collide(poses)
+        blocks = res.counts["cells_2"]
+        corners = pipe.workspace.block_corners.array[:blocks]
+        f = corners[:, 2 * BLOCK_POINTS:3 * BLOCK_POINTS]
+        s = corners[:, :BLOCK_POINTS] + corners[:, BLOCK_POINTS:2 * BLOCK_POINTS]
+        crossed = ((f < 0).sum(axis=1) > 0) & ((f < 0).sum(axis=1) < BLOCK_POINTS)
+        far = crossed & (s.min(axis=1) > gap + 2.0 * float(m.sdfs[1].brick_exact_gap.max()) + 1e-6)
+        assert far.sum() > 0  # the skip is exercised
+        assert np.all(pipe.workspace.block_counts.array[:blocks][far] == 0)
+        (a, b), = zip(res.pair_shape_a, res.pair_shape_b)
+        ref = naive.patch_contacts(m, poses, a, b, exact=True)
+        assert len(res.contacts) == len(ref["area"]) > 50
+        keys = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight")
+        # the exact field's triangles are stored as float32: φ within ~1e-7 of the mesh's size of the
+        # reference's float64 distance, some 5e-6 of the few-millimetre depths here (the rows' usual
+        # tolerance is 2e-6)
+        atol = test_pipeline.ROW_ATOL
+        try:
+            test_pipeline.ROW_ATOL = 10.0 * atol
+            test_pipeline._assert_rows_close(res.contacts.as_dict(), ref, keys)
+        finally:
+            test_pipeline.ROW_ATOL = atol
