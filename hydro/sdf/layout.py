@@ -155,7 +155,13 @@ I_COARSE_OFFSET = 8
 I_ATLAS_OFFSET = 9
 I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: BRICK_BOUNDS values per brick
 I_PRIMITIVE = 11  # the primitive's kind code (hydro.geometry.primitives), −1 for a mesh: its exact φ
-I_COUNT = 12
+I_PLANES = 12  # first row of the shape's planes in ``SDFView.planes`` (see PLANE_ROWS_EXTRA)
+I_PLANE_COUNT = 13  # how many planes: a box's 6 faces, a convex mesh's distinct faces, a cylinder's 2
+#                     caps, a cone's base; 0 for the other shapes
+I_COUNT = 14
+#: Rows of ``SDFView.planes`` after a shape's planes: its local bounding box's centre, then its half
+#: extents (x, y, z, 0 each)
+PLANE_ROWS_EXTRA = 2
 #: Values stored per brick at ``I_SLOPES_OFFSET``: bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the
 #: stored field, then (for a primitive) a bound on |exact φ − stored φ| inside the brick, then 1
 #: where the exact field may be curved inside the brick and 0 where it is affine (a box away from
@@ -176,3 +182,5 @@ class SDFView(NamedTuple):
     atlas_f32: Any  # fine samples by format
     atlas_u16: Any
     atlas_u8: Any
+    planes: Any  # (Σ (plane count + PLANE_ROWS_EXTRA), 4) float64: (n, c) with n·x + c the plane's signed
+    #              distance (n outward, unit), local frame; inside a box or convex mesh φ is their max
