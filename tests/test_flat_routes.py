@@ -295,3 +295,19 @@ def test_coplanar_hull_triangles_are_one_plane():
     assert count == 8 and len(hex_prism().faces) == 20
     np.testing.assert_allclose(np.linalg.norm(rows[:count, :3], axis=1), 1.0)
     np.testing.assert_allclose(rows[count + 1, :3], [0.05, 0.05 * math.sqrt(3) / 2, 0.04])
+
+
+def test_a_hexagonal_prism_flat_on_a_box_is_its_closed_form():
+    # the cube's closed form for any convex cross-section (analytic.prism_on_box; the square is
+    # the cube's), met by the polygons to float32 rounding
+    th = np.arange(6) * np.pi / 3
+    ring = 0.05 * np.c_[np.cos(th), np.sin(th)]
+    square = analytic.prism_on_box(0.002, [[-0.05, -0.05], [0.05, -0.05], [0.05, 0.05], [-0.05, 0.05]])
+    cube = analytic.cube_on_box(0.002, 0.1)
+    assert square.force == pytest.approx(cube.force, rel=1e-12) and square.area == pytest.approx(cube.area, rel=1e-12)
+    m = shapes([Box((0.4, 0.4, 0.2)), hex_prism()], stiffness=K)
+    res = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, -0.1)), pose((0.01, 0, 0.04 - 0.002))]))
+    f, t, area = totals(res)
+    ref = analytic.prism_on_box(0.002, ring)
+    assert f[2] == pytest.approx(ref.force, rel=1e-7)
+    assert area == pytest.approx(ref.area, rel=1e-6)

@@ -163,6 +163,38 @@ def cylinder_end_on_box(depth: float, radius: float, *, k_cylinder: float = 1e9,
     return ClosedForm(force, area, -d * kc / (kc + kb))
 
 
+def prism_on_box(depth: float, polygon, *, k: float = 1e9) -> ClosedForm:
+    """A right prism (convex cross-section ``polygon`` (N, 2), counter-clockwise) resting flat on a
+    larger box, overlap ``depth`` (equal stiffness; the cube's closed form for any convex polygon).
+
+    With t the distance from a point of the cross-section to its nearest side face, the patch is at
+    z* = −min(t, w), w = d/2 (flat under the middle, a 45° ramp in the rim band). The region
+    t >= s is the polygon offset inward by s, of area S − L·s + C·s² (S its area, L its
+    perimeter, C = Σ cot(θ_i/2) over its interior angles θ_i), so
+
+        V = ∫∫ min(t, w) dA = ∫_0^w (S − L·s + C·s²) ds = S·w − L·w²/2 + C·w³/3,
+
+    valid while the offset polygon keeps every side (w below the shortest side's reach), and
+    A = (S − L·w + C·w²) + √2·(L·w − C·w²).
+    """
+    d = float(depth)
+    if d <= 0.0:
+        return ClosedForm(0.0, 0.0, 0.0)
+    q = np.asarray(polygon, dtype=float)
+    e = np.roll(q, -1, axis=0) - q
+    S = 0.5 * float(np.sum(q[:, 0] * np.roll(q[:, 1], -1) - np.roll(q[:, 0], -1) * q[:, 1]))
+    L = float(np.linalg.norm(e, axis=1).sum())
+    # interior angle at vertex i between the edges into and out of it
+    a_in = -np.roll(e, 1, axis=0)
+    cos = np.einsum("ij,ij->i", a_in, e) / (np.linalg.norm(a_in, axis=1) * np.linalg.norm(e, axis=1))
+    theta = np.arccos(np.clip(cos, -1.0, 1.0))
+    C = float(np.sum(1.0 / np.tan(theta / 2)))
+    w = d / 2
+    V = S * w - L * w * w / 2 + C * w**3 / 3
+    inner = S - L * w + C * w * w
+    return ClosedForm(k * V, inner + math.sqrt(2.0) * (S - inner), -w)
+
+
 def half_space_force(phi, lo, hi, *, k_shape: float = 1e9, k_box: float = 1e9, spacing: float,
                      depth_scale: float) -> ClosedForm:
     """The hydroelastic force on a shape pressed into a box's top face (z = 0, a half space below
