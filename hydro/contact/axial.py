@@ -40,13 +40,15 @@ import math
 from ..backend import device_fn
 from ..sdf.layout import F_PRIMITIVE, I_PLANE_COUNT
 from .contacts import DEGENERATE_AREA, _write_triangle_vertex, write_contact
-from .pair_setup import (PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B,
+from .pair_setup import (MAX_POLYTOPE_PLANES, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B,
                          axial_slope, b_dir_to_world, b_to_world, is_round, overlap_box, possible_planes,
                          round_feature, round_features, round_frame, round_plane, shape_box)
 
 #: θ panels per ``HydroelasticConfig.polygon_cells`` (24 at the default 6)
 AXIAL_PANELS = 4
 MAX_RADIAL = 8  # radial cells per panel
+MAX_KINKS = 3  # kinks located per panel (where an end of the ray interval changes formula)
+KINK_STEPS = 40  # bisection halvings locating one (a panel / 2⁴⁰)
 _G3X = math.sqrt(0.6)  # 3-point Gauss–Legendre on [−1, 1]: nodes 0, ±√(3/5), weights 8/9, 5/9
 _G2X = 1.0 / math.sqrt(3.0)  # 2-point: ±1/√3, weights 1
 
@@ -62,38 +64,81 @@ def _gauss3(g):
 
 
 @device_fn(inline=True)
-def _bound(lo, hi, v0, v1):
-    """[lo, hi] cut by v0 + v1·ρ <= 0."""
+def _bound(lo, hi, id_lo, id_hi, v0, v1, ident):
+    """[lo, hi] cut by v0 + v1·ρ <= 0, with the identity of the bound that sets each end."""
     if v1 > 0.0:
-        hi = min(hi, -v0 / v1)
+        r = -v0 / v1
+        if r < hi:
+            hi = r
+            id_hi = ident
     elif v1 < 0.0:
-        lo = max(lo, -v0 / v1)
+        r = -v0 / v1
+        if r > lo:
+            lo = r
+            id_lo = ident
     elif v0 > 0.0:
         hi = -1.0
-    return lo, hi
+        id_hi = ident
+    return lo, hi, id_lo, id_hi
 
 
 @device_fn(inline=False)
 def _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s, rho_max):
     """[ρ_lo, ρ_hi] of the piece (round feature f = (sr, sz, s0), plane j = (m, cj) of shape sq,
     both in the round shape's frame) on the ray at angle θ (c = cos θ, s = sin θ), where the piece
-    is z = z0 + z1·ρ; empty when ρ_hi <= ρ_lo."""
+    is z = z0 + z1·ρ; empty when ρ_hi <= ρ_lo. Third: which bounds set the two ends (a signature
+    that changes where the ends' formulas do — a kink in θ), −1 when empty."""
     lo = 0.0
     hi = rho_max
+    id_lo = 0
+    id_hi = 1
     # plane j is the other shape's largest: m_k·u + c_k − (m_j·u + c_j) <= 0
     for k in range(sdf.params_i[sq, I_PLANE_COUNT]):
         if k != j and hi > lo:
             kx, ky, kz, kc = round_plane(pair_f, p, sdf, sq, 1 - r_side, k, r_side)
-            lo, hi = _bound(lo, hi, (kz - mz) * z0 + kc - cj, (kx - mx) * c + (ky - my) * s + (kz - mz) * z1)
+            lo, hi, id_lo, id_hi = _bound(lo, hi, id_lo, id_hi, (kz - mz) * z0 + kc - cj,
+                                          (kx - mx) * c + (ky - my) * s + (kz - mz) * z1, 4 + k)
     # feature f is the round shape's largest
     for g in range(sdf.params_i[sr_, I_PLANE_COUNT] + 1):
         if g != f and hi > lo:
             gr, gz, g0 = round_feature(sdf, sr_, g)
-            lo, hi = _bound(lo, hi, (gz - sz) * z0 + g0 - s0, (gr - sr) + (gz - sz) * z1)
+            lo, hi, id_lo, id_hi = _bound(lo, hi, id_lo, id_hi, (gz - sz) * z0 + g0 - s0, (gr - sr) + (gz - sz) * z1,
+                                          4 + MAX_POLYTOPE_PLANES + g)
     # inside the overlap: φ_f + b_j <= 0
     if hi > lo:
-        lo, hi = _bound(lo, hi, (sz + mz) * z0 + s0 + cj, sr + sz * z1 + mx * c + my * s + mz * z1)
-    return lo, hi
+        lo, hi, id_lo, id_hi = _bound(lo, hi, id_lo, id_hi, (sz + mz) * z0 + s0 + cj,
+                                      sr + sz * z1 + mx * c + my * s + mz * z1, 2)
+    sig = -1 if hi <= lo else id_lo * 1024 + id_hi
+    return lo, hi, sig
+
+
+@device_fn(inline=False)
+def _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, theta, rho_max):
+    c = math.cos(theta)
+    s = math.sin(theta)
+    return _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0,
+                         al + be * c + ga * s, c, s, rho_max)[2]
+
+
+@device_fn(inline=False)
+def _next_kink(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, tb, rho_max):
+    """The first angle after ``ta`` (up to ``tb``) where the interval's ends change formula, found
+    by bisection (KINK_STEPS halvings) when the signatures at ``ta`` and ``tb`` differ; ``tb``
+    when they agree."""
+    sa = _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, rho_max)
+    if _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, tb,
+                  rho_max) == sa:
+        return tb
+    lo = ta
+    hi = tb
+    for _ in range(KINK_STEPS):
+        mid = 0.5 * (lo + hi)
+        if _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, mid,
+                      rho_max) == sa:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 @device_fn(inline=True)
@@ -116,7 +161,8 @@ def _corner(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z
     c = math.cos(theta)
     s = math.sin(theta)
     z1 = al + be * c + ga * s
-    lo, hi = _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s, rho_max)
+    lo, hi, sig = _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s,
+                                rho_max)
     if hi < lo:
         hi = lo
     rho = lo + t * (hi - lo)
@@ -124,6 +170,17 @@ def _corner(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z
     x = rho * c
     y = rho * s
     return x, y, z, sr * rho + sz * z + s0, mx * x + my * y + mz * z + cj
+
+
+@device_fn(inline=True)
+def _node(node, t0, k1, k2, k3, t4):
+    """Gauss node ``node`` (3 per piece) of a panel [t0, t4] cut at k1 <= k2 <= k3: (θ, weight);
+    weight 0 for a piece of no width."""
+    piece = node // 3
+    a = t0 if piece == 0 else k1 if piece == 1 else k2 if piece == 2 else k3
+    b = k1 if piece == 0 else k2 if piece == 1 else k3 if piece == 2 else t4
+    tg, wg = _gauss3(node - 3 * piece)
+    return a + tg * (b - a), wg * (b - a)
 
 
 # Model: pairs (PairView), sdf (SDFView); Setting: cells (HydroelasticConfig.polygon_cells)
@@ -170,14 +227,28 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
             # the normal from A toward B: ∇(kr·φ_f − kq·b_j) has z-component d
             sign = 1.0 if (d > 0.0) == (r_side == 0) else -1.0
             for k in range(panels):
+                # the panel's pieces between kinks (at most MAX_KINKS + 1), each integrated by 3-point
+                # Gauss: k1..k3 the kinks, or the panel's end
+                t_end = (k + 1) * dth
+                k1 = _next_kink(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga,
+                                k * dth, t_end, rho_max)
+                k2 = t_end
+                k3 = t_end
+                if k1 < t_end:
+                    k2 = _next_kink(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be,
+                                    ga, k1, t_end, rho_max)
+                    if k2 < t_end:
+                        k3 = _next_kink(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
+                                        be, ga, k2, t_end, rho_max)
                 longest = 0.0
-                for g in range(3):
-                    tg, wg = _gauss3(g)
-                    th = (k + tg) * dth
+                for node in range(3 * (MAX_KINKS + 1)):
+                    th, wth = _node(node, k * dth, k1, k2, k3, t_end)
+                    if wth <= 0.0:
+                        continue
                     c = math.cos(th)
                     s = math.sin(th)
-                    lo, hi = _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0,
-                                           al + be * c + ga * s, c, s, rho_max)
+                    lo, hi, sig = _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj,
+                                                z0, al + be * c + ga * s, c, s, rho_max)
                     longest = max(longest, hi - lo)
                 if longest <= 0.0:
                     continue
@@ -191,14 +262,16 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
                     fx = fy = fz = 0.0
                     mxp = myp = mzp = 0.0
                     ax = ay = az = 0.0
-                    for g in range(3):
-                        tg, wg = _gauss3(g)
-                        th = (k + tg) * dth
+                    for node in range(3 * (MAX_KINKS + 1)):
+                        th, wth = _node(node, k * dth, k1, k2, k3, t_end)
+                        if wth <= 0.0:
+                            continue
+                        tg = th / dth - k  # the fraction along the panel (the parameter triangles' τ)
                         c = math.cos(th)
                         s = math.sin(th)
                         z1 = al + be * c + ga * s
-                        lo, hi = _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0,
-                                               z1, c, s, rho_max)
+                        lo, hi, sig = _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz,
+                                                    cj, z0, z1, c, s, rho_max)
                         if hi <= lo:
                             continue
                         # this part's fraction of the interval: t in [q/m, (q + tg)/m] or [(q + tg)/m, (q + 1)/m]
@@ -214,7 +287,7 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
                         half = 0.5 * (rb - ra)
                         for e in range(2):
                             rho = 0.5 * (ra + rb) + (_G2X if e == 1 else -_G2X) * half
-                            da = wg * dth * half * rho * jac
+                            da = wth * half * rho * jac
                             x = rho * c
                             y = rho * s
                             z = z0 + z1 * rho

@@ -54,10 +54,10 @@ def test_flat_routes_parity():
     prism = ConvexMesh.from_points(np.concatenate([np.c_[ring, np.full(6, -0.02)], np.c_[ring, np.full(6, 0.02)]]))
     m = shapes([Box((0.3, 0.3, 0.1)), prism, Cylinder(0.03, 0.06)], stiffness=[2e9, 1e9, 1e9], resolution=16)
     poses = np.array([pose((0, 0, -0.05)), pose((-0.06, 0, 0.018), (1, 0, 0), 0.05), pose((0.06, 0, 0.028))])
-    cfg = HydroelasticConfig(reduce_contacts=False, polygon_cells=2)
+    cfg = HydroelasticConfig(reduce_contacts=False, polygon_cells=1)
     cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
     sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
-    assert cpu.counts["polygon_triangles"] > 20 and cpu.counts["triangles"] == 0
+    assert cpu.counts["polygon_triangles"] > 10 and cpu.counts["triangles"] == 0
     for key, value in sim.counts.items():
         assert cpu.counts[key] == value, key
     for name, arr in cpu.patch.as_dict().items():
