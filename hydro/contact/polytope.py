@@ -1,33 +1,37 @@
-"""Stage 4b — flat patches of box pairs as polygons, exactly, at a cost that does not grow with
-the patch.
+"""Stage 4b — flat patches as polygons, exactly, at a cost that does not grow with the patch:
+pairs of boxes or convex meshes here, a cylinder's or cone's caps on them in :mod:`.axial` (the
+kernel below runs both routes).
 
-Inside a box its distance is the largest of its six face planes' signed distances, a
-piecewise-linear field: the region where face i is the largest is a convex polyhedron, and
-there φ is that face's plane. For two boxes A and B (both hydroelastic, no contact margins, so
-the overlap lies inside both), every piece of the patch lies on one plane per pair of faces
-(i of A, j of B): where kA·a_i = kB·b_j, with a_i, b_j the two planes' signed distances. The
-piece is that plane clipped to the region where a_i and b_j are the largest of their box's
-planes and to the band s = a_i + b_j <= gap — a convex polygon. Its fan triangles go through
-the same contact math as marching cubes' triangles (:func:`~hydro.contact.contacts.triangle_contact`);
-both fields are linear on them, so area, force, the centre of pressure and the depth are exact.
-Each fan triangle is cut into m² equal triangles, m = ⌈√(2·area) / ℓ⌉ (at most 8), ℓ the smaller
-box's shortest edge over ``HydroelasticConfig.polygon_cells``: the force and torque are exact
+Inside a box or a convex mesh its distance is the largest of its face planes' signed distances
+(``SDFView.planes``: a box's six, a convex mesh's distinct planes), a piecewise-linear field: the
+region where plane i is the largest is a convex polyhedron, and there φ is that plane. For two
+such shapes A and B (both hydroelastic, no contact margins, so the overlap lies inside both),
+every piece of the patch lies on one plane per pair of planes (i of A, j of B): where
+kA·a_i = kB·b_j, with a_i, b_j the two planes' signed distances. The piece is that plane clipped
+to the region where a_i and b_j are the largest of their shape's planes and to the band
+s = a_i + b_j <= gap — a convex polygon. Its fan triangles go through the same contact math as
+marching cubes' triangles (:func:`~hydro.contact.contacts.triangle_contact`); both fields are
+linear on them, so area, force, the centre of pressure and the depth are exact. Each fan triangle
+is cut into m² equal triangles, m = ⌈√(2·area) / ℓ⌉ (at most 8), ℓ the smaller shape's shortest
+bounding-box edge over ``HydroelasticConfig.polygon_cells``: the force and torque are exact
 either way, but a solver that linearises the contacts (stiffness at fixed points) needs them
 spread over the face to resist tilting — a face as two triangles resists no rotation about their
 shared diagonal, and a box rocks on it. The thin rim bands stay whole.
 
 A 0.1 m box resting on a ground makes 5 polygons (the face and four 45° rim bands): 2·6² + 8
 triangles at the default ``polygon_cells`` = 6, where marching cubes at 64³ makes about 7,000.
-Pair setup sends a pair here (route
-:data:`~hydro.contact.pair_setup.ROUTE_POLYTOPE`) when both shapes are boxes evaluated exactly, the
-interface is continuous and neither shape has a contact margin (a margin puts part of the overlap
-outside a box, where its distance near edges is not a plane); every other pair goes through
-refinement and marching cubes. With a contact gap, speculative contacts outside the overlap take
-the planes as the field there too (the true distance is larger near edges and corners).
+Pair setup sends a pair here (route :data:`~hydro.contact.pair_setup.ROUTE_POLYTOPE`) when both
+shapes are boxes or convex meshes (of at most ``MAX_POLYTOPE_PLANES`` planes) evaluated exactly,
+the interface is continuous and neither shape has a contact margin (a margin puts part of the
+overlap outside a shape, where its distance near edges is not a plane); every other pair but the
+axial route's goes through refinement and marching cubes. With a contact gap, speculative
+contacts outside the overlap take the planes as the field there too (the true distance is larger
+near edges and corners).
 
-Only the face pairs whose regions can meet the boxes' overlap are clipped (:func:`_face_masks`: a
-box resting on another, 5 of the 36). Clipping uses two rows of 16 vertices per pair in a scratch
-buffer (``POLYGON_SCRATCH`` floats).
+Only the plane pairs whose regions can meet the shapes' overlap are clipped (:func:`_face_masks`
+over the overlap of their bounding boxes: a box resting on another, 5 of the 36). Clipping uses
+two rows of ``MAX_POLYGON`` vertices per pair in a scratch buffer (``POLYGON_SCRATCH`` floats);
+a polygon has at most 4 + one vertex per clipping plane, so it always fits.
 """
 
 from __future__ import annotations
