@@ -311,3 +311,26 @@ def test_a_hexagonal_prism_flat_on_a_box_is_its_closed_form():
     ref = analytic.prism_on_box(0.002, ring)
     assert f[2] == pytest.approx(ref.force, rel=1e-7)
     assert area == pytest.approx(ref.area, rel=1e-6)
+
+
+@pytest.mark.parametrize("tilt", [0.0, 0.1])
+def test_the_axial_routes_triangles_show_its_contacts(tilt):
+    # the optional triangle buffer: each contact's part of the (curved) patch as a triangle, wound
+    # along the contact's normal, holding its centre of pressure nearby; together about its area
+    m = shapes([Box((0.4, 0.4, 0.2)), Cylinder(R, H)], stiffness=[2 * K, K])
+    p = pose((0, 0, 0.05 * math.cos(tilt) + 0.05 * math.sin(tilt) - 0.003), (1, 0, 0), tilt)
+    res = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, -0.1)), p]), triangles=True)
+    c, tri = res.patch, res.triangles
+    v = tri.vertices.astype(float)
+    cross = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
+    # (the part next to the axis of a cell there is a sliver: two of its corners are the axis)
+    big = np.linalg.norm(cross, axis=1) > 1e-12
+    assert big.mean() > 0.8
+    assert (np.einsum("ij,ij->i", cross[big], c.normal[big].astype(float)) > 0).all()
+    reach = np.linalg.norm(v - v.mean(axis=1, keepdims=True), axis=2).max(axis=1)
+    assert (np.linalg.norm(c.point - v.mean(axis=1), axis=1)[big] <= 1.5 * reach[big]).all()
+    # the triangles are for display: straight between their corners, where a part's bounds curve
+    # in θ (a cut across the tilted cap), so their area is the contacts' only to a few per cent
+    shown = 0.5 * np.linalg.norm(cross, axis=1).sum()
+    assert shown == pytest.approx(float(c.area.astype(float).sum()), rel=0.02 if tilt == 0.0 else 0.1)
+    assert (tri.vertex_depth <= 1e-8).all() and (tri.vertex_pressure >= 0).all()

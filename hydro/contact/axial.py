@@ -330,22 +330,34 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
                                       fp / area, force, area * keff, fp / kb, pairs.i[p, PI_SHAPE_A],
                                       pairs.i[p, PI_SHAPE_B], pairs.i[p, PI_ENV], p, False)
                         if triangle_f.shape[0] > o:
-                            # the part's corners: (θ_k, t_a), (θ_k+1, ·), ... as parameter triangle
+                            # the part's corners (θ, t) as listed wind against the axis' side of the
+                            # surface (normal −sign·n): with sign > 0 the last two swap, so the
+                            # triangle's normal points from A toward B as the contact's does
                             t0 = q / m
                             t1 = (q + 1.0) / m
+                            # the panel's ends, or the kinks where the piece starts or stops in it
+                            th_a = k * dth
+                            th_b = t_end
+                            if _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
+                                          be, ga, th_a, rho_max) < 0:
+                                th_a = k1
+                            if _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
+                                          be, ga, th_b, rho_max) < 0:
+                                th_b = k3 if k3 < t_end else k2 if k2 < t_end else k1
                             for v in range(3):
                                 if upper:
-                                    th_v = k * dth if v != 1 else (k + 1) * dth
+                                    th_v = th_a if v != 1 else th_b
                                     t_v = t0 if v == 0 else t1
                                 else:
-                                    th_v = k * dth if v == 0 else (k + 1) * dth
+                                    th_v = th_a if v == 0 else th_b
                                     t_v = t1 if v == 2 else t0
                                 x, y, z, phr, phq = _corner(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx,
                                                             my, mz, cj, z0, al, be, ga, th_v, t_v, rho_max)
                                 bx, by, bz = _to_b(frame, x, y, z)
                                 ea = phr if r_side == 0 else phq
                                 eb = phq if r_side == 0 else phr
-                                _write_triangle_vertex(triangle_f, o, v, pairs, p, bx, by, bz, ea, eb, kb)
+                                slot = v if sign < 0.0 or v == 0 else 3 - v
+                                _write_triangle_vertex(triangle_f, o, slot, pairs, p, bx, by, bz, ea, eb, kb)
                     o += 1
                     n_out += 1
     return n_out
