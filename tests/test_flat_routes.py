@@ -103,12 +103,13 @@ def test_a_cylinder_on_its_end_is_exact(kc, kb):
 def test_the_axial_route_is_the_closed_form_to_double_rounding():
     # the route's own arithmetic in float64 (its Python source, float64 buffers): ~1e-15
     from hydro.contact.axial import axial_contacts
+    from hydro.contact.polytope import POLYGON_SCRATCH
 
     d = 0.002
     m = shapes([Box((0.4, 0.4, 0.2)), Cylinder(R, H)], stiffness=[4 * K, K])
     pipe = HydroelasticPipeline(m, NO_REDUCE)
     pipe.collide(np.array([pose((0, 0, -0.1)), pose((0.01, 0.02, H / 2 - d), (0, 0, 1), 0.3)]))
-    args = (pipe._pair_view, pipe.sdf_view, 6.0, 0)
+    args = (pipe._pair_view, pipe.sdf_view, np.zeros((1, POLYGON_SCRATCH)), 6.0, 0)
     n = axial_contacts.py_func(0, False, *args, np.zeros((1, CF_COUNT)), np.zeros((1, CI_COUNT), np.int32),
                                np.zeros((0, TF_COUNT)), 0)
     cf = np.full((n, CF_COUNT), np.nan)

@@ -40,7 +40,8 @@ import math
 from ..backend import device_fn
 from ..sdf.layout import F_PRIMITIVE, I_PLANE_COUNT
 from .contacts import DEGENERATE_AREA, _write_triangle_vertex, write_contact
-from .pair_setup import (MAX_POLYTOPE_PLANES, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ENV, PI_SDF_A, PI_SDF_B, PI_SHAPE_A, PI_SHAPE_B,
+from .pair_setup import (MAX_POLYTOPE_PLANES, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ENV, PI_SDF_A, PI_SDF_B,
+                         PI_SHAPE_A, PI_SHAPE_B,
                          axial_slope, b_dir_to_world, b_to_world, is_round, overlap_box, possible_planes,
                          round_feature, round_features, round_frame, round_plane, shape_box)
 
@@ -49,6 +50,9 @@ AXIAL_PANELS = 4
 MAX_RADIAL = 8  # radial cells per panel
 MAX_KINKS = 3  # kinks located per panel (where an end of the ray interval changes formula)
 KINK_STEPS = 40  # bisection halvings locating one (a panel / 2⁴⁰)
+#: Where a panel's node intervals start in the pair's scratch row (after the planes)
+AXIAL_NODES = 4 * MAX_POLYTOPE_PLANES
+AXIAL_SCRATCH = AXIAL_NODES + 2 * 3 * (MAX_KINKS + 1)
 _G3X = math.sqrt(0.6)  # 3-point Gauss–Legendre on [−1, 1]: nodes 0, ±√(3/5), weights 8/9, 5/9
 _G2X = 1.0 / math.sqrt(3.0)  # 2-point: ±1/√3, weights 1
 
@@ -83,11 +87,12 @@ def _bound(lo, hi, id_lo, id_hi, v0, v1, ident):
 
 
 @device_fn(inline=False)
-def _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s, rho_max):
+def _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s, rho_max):
     """[ρ_lo, ρ_hi] of the piece (round feature f = (sr, sz, s0), plane j = (m, cj) of shape sq,
-    both in the round shape's frame) on the ray at angle θ (c = cos θ, s = sin θ), where the piece
-    is z = z0 + z1·ρ; empty when ρ_hi <= ρ_lo. Third: which bounds set the two ends (a signature
-    that changes where the ends' formulas do — a kink in θ), −1 when empty."""
+    both in the round shape's frame; shape sq's planes in that frame in ``scratch[p]``) on the ray
+    at angle θ (c = cos θ, s = sin θ), where the piece is z = z0 + z1·ρ; empty when ρ_hi <= ρ_lo.
+    Third: which bounds set the two ends (a signature that changes where the ends' formulas do —
+    a kink in θ), −1 when empty."""
     lo = 0.0
     hi = rho_max
     id_lo = 0
@@ -95,7 +100,10 @@ def _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz,
     # plane j is the other shape's largest: m_k·u + c_k − (m_j·u + c_j) <= 0
     for k in range(sdf.params_i[sq, I_PLANE_COUNT]):
         if k != j and hi > lo:
-            kx, ky, kz, kc = round_plane(pair_f, p, sdf, sq, 1 - r_side, k, r_side)
+            kx = scratch[p, 4 * k]
+            ky = scratch[p, 4 * k + 1]
+            kz = scratch[p, 4 * k + 2]
+            kc = scratch[p, 4 * k + 3]
             lo, hi, id_lo, id_hi = _bound(lo, hi, id_lo, id_hi, (kz - mz) * z0 + kc - cj,
                                           (kx - mx) * c + (ky - my) * s + (kz - mz) * z1, 4 + k)
     # feature f is the round shape's largest
@@ -113,27 +121,27 @@ def _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz,
 
 
 @device_fn(inline=False)
-def _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, theta, rho_max):
+def _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, theta, rho_max):
     c = math.cos(theta)
     s = math.sin(theta)
-    return _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0,
+    return _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0,
                          al + be * c + ga * s, c, s, rho_max)[2]
 
 
 @device_fn(inline=False)
-def _next_kink(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, tb, rho_max):
+def _next_kink(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, tb, rho_max):
     """The first angle after ``ta`` (up to ``tb``) where the interval's ends change formula, found
     by bisection (KINK_STEPS halvings) when the signatures at ``ta`` and ``tb`` differ; ``tb``
     when they agree."""
-    sa = _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, rho_max)
-    if _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, tb,
+    sa = _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, rho_max)
+    if _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, tb,
                   rho_max) == sa:
         return tb
     lo = ta
     hi = tb
     for _ in range(KINK_STEPS):
         mid = 0.5 * (lo + hi)
-        if _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, mid,
+        if _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, mid,
                       rho_max) == sa:
             lo = mid
         else:
@@ -155,13 +163,13 @@ def _dir_to_b(frame, x, y, z):
 
 
 @device_fn(inline=False)
-def _corner(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, theta, t, rho_max):
+def _corner(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, theta, t, rho_max):
     """The point of the piece at angle θ and fraction t along its ray interval (round frame), with
     the round feature's and the plane's values there: (x, y, z, φ_f, b_j)."""
     c = math.cos(theta)
     s = math.sin(theta)
     z1 = al + be * c + ga * s
-    lo, hi, sig = _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s,
+    lo, hi, sig = _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s,
                                 rho_max)
     if hi < lo:
         hi = lo
@@ -186,8 +194,10 @@ def _node(node, t0, k1, k2, k3, t4):
 # Model: pairs (PairView), sdf (SDFView); Setting: cells (HydroelasticConfig.polygon_cells)
 # Data out: contact_f, contact_i, triangle_f rows from o (below capacity) when ``write``
 @device_fn(inline=False)
-def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangle_f, capacity):
-    """The contacts of axial-route pair ``p`` (written from row ``o`` when ``write``); their count."""
+def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i, triangle_f, capacity):
+    """The contacts of axial-route pair ``p`` (written from row ``o`` when ``write``); their count.
+    ``scratch[p]``: the other shape's planes in the round shape's frame (4 per plane), then each
+    node's ray interval of the panel at hand (``AXIAL_NODES`` on, 2 per node)."""
     pair_f = pairs.f
     sa = pairs.i[p, PI_SDF_A]
     sb = pairs.i[p, PI_SDF_B]
@@ -206,6 +216,12 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
     mask = possible_planes(pair_f, p, sdf, sq, 1 - r_side, cx, cy, cz, hx, hy, hz)
     features = round_features(pair_f, p, sdf, sr_, sq, r_side)
     frame = round_frame(pair_f, p, r_side)
+    for k in range(sdf.params_i[sq, I_PLANE_COUNT]):
+        kx, ky, kz, kc = round_plane(pair_f, p, sdf, sq, 1 - r_side, k, r_side)
+        scratch[p, 4 * k] = kx
+        scratch[p, 4 * k + 1] = ky
+        scratch[p, 4 * k + 2] = kz
+        scratch[p, 4 * k + 3] = kc
     rho_max = sdf.params_f[sr_, F_PRIMITIVE]
     qcx, qcy, qcz, qhx, qhy, qhz = shape_box(pair_f, p, sdf, sq, 1)
     edge = 2.0 * min(min(rho_max, sdf.params_f[sr_, F_PRIMITIVE + 1]), min(qhx, min(qhy, qhz))) / cells
@@ -230,15 +246,15 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
                 # the panel's pieces between kinks (at most MAX_KINKS + 1), each integrated by 3-point
                 # Gauss: k1..k3 the kinks, or the panel's end
                 t_end = (k + 1) * dth
-                k1 = _next_kink(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga,
+                k1 = _next_kink(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga,
                                 k * dth, t_end, rho_max)
                 k2 = t_end
                 k3 = t_end
                 if k1 < t_end:
-                    k2 = _next_kink(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be,
+                    k2 = _next_kink(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be,
                                     ga, k1, t_end, rho_max)
                     if k2 < t_end:
-                        k3 = _next_kink(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
+                        k3 = _next_kink(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
                                         be, ga, k2, t_end, rho_max)
                 longest = 0.0
                 for node in range(3 * (MAX_KINKS + 1)):
@@ -247,8 +263,10 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
                         continue
                     c = math.cos(th)
                     s = math.sin(th)
-                    lo, hi, sig = _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj,
+                    lo, hi, sig = _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj,
                                                 z0, al + be * c + ga * s, c, s, rho_max)
+                    scratch[p, AXIAL_NODES + 2 * node] = lo
+                    scratch[p, AXIAL_NODES + 2 * node + 1] = hi
                     longest = max(longest, hi - lo)
                 if longest <= 0.0:
                     continue
@@ -270,8 +288,8 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
                         c = math.cos(th)
                         s = math.sin(th)
                         z1 = al + be * c + ga * s
-                        lo, hi, sig = _ray_interval(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz,
-                                                    cj, z0, z1, c, s, rho_max)
+                        lo = scratch[p, AXIAL_NODES + 2 * node]
+                        hi = scratch[p, AXIAL_NODES + 2 * node + 1]
                         if hi <= lo:
                             continue
                         # this part's fraction of the interval: t in [q/m, (q + tg)/m] or [(q + tg)/m, (q + 1)/m]
@@ -338,10 +356,10 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
                             # the panel's ends, or the kinks where the piece starts or stops in it
                             th_a = k * dth
                             th_b = t_end
-                            if _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
+                            if _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
                                           be, ga, th_a, rho_max) < 0:
                                 th_a = k1
-                            if _signature(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
+                            if _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
                                           be, ga, th_b, rho_max) < 0:
                                 th_b = k3 if k3 < t_end else k2 if k2 < t_end else k1
                             for v in range(3):
@@ -351,7 +369,7 @@ def axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangl
                                 else:
                                     th_v = th_a if v == 0 else th_b
                                     t_v = t1 if v == 2 else t0
-                                x, y, z, phr, phq = _corner(pair_f, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx,
+                                x, y, z, phr, phq = _corner(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx,
                                                             my, mz, cj, z0, al, be, ga, th_v, t_v, rho_max)
                                 bx, by, bz = _to_b(frame, x, y, z)
                                 ea = phr if r_side == 0 else phq

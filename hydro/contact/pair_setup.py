@@ -5,9 +5,10 @@ higher shape index), compute the transforms every later stage needs (B-local →
 B-local → world), the pair's constants (stiffnesses, k_eff, margins, gaps), which fields stage 4
 evaluates exactly, the route (two shapes whose fields are planes — boxes, convex meshes — exact
 polygons; a cylinder or cone against such a shape, its caps and rim integrated exactly; both in
-stage 4b, :mod:`hydro.contact.polytope`; else the grid) and, on the grid route, the range of B's bricks that A's SDF box overlaps. All of B's bricks in that range
-become candidates — deep ones included, so a deep patch has no hole in its middle — and stage 3
-decides which can hold the patch.
+stage 4b, :mod:`hydro.contact.polytope`; else the grid) and, on the grid route, the range of B's
+bricks that A's SDF box overlaps. All of B's bricks in that range become candidates — deep ones
+included, so a deep patch has no hole in its middle — and stage 3 decides which can hold the
+patch.
 """
 
 from __future__ import annotations

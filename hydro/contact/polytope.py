@@ -43,11 +43,12 @@ from ..sdf.layout import I_PLANE_COUNT
 from .contacts import DEGENERATE_AREA, emit_triangle, triangle_is_contact
 from .pair_setup import (MAX_POLYTOPE_PLANES, PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ROUTE, PI_SDF_A,
                          PI_SDF_B, ROUTE_AXIAL, ROUTE_POLYTOPE, overlap_box, possible_planes, shape_box, shape_plane)
-from .axial import axial_contacts
+from .axial import AXIAL_SCRATCH, axial_contacts
 
 MAX_SUBDIVISION = 8  # cuts per edge of a fan triangle: at most 64 triangles each
 MAX_POLYGON = 4 + 2 * MAX_POLYTOPE_PLANES  # vertices of a clipped polygon: 4 + one per clip
-POLYGON_SCRATCH = 2 * 3 * MAX_POLYGON  # two ping-pong rows of (x, y, z) per vertex
+POLYGON_SCRATCH = max(2 * 3 * MAX_POLYGON, AXIAL_SCRATCH)  # two ping-pong rows of (x, y, z) per vertex;
+#                                                            the axial route's planes and node intervals
 
 
 @device_fn(inline=False)
@@ -183,7 +184,8 @@ def _polytope_item(p, write, pairs, sdf, scratch, cells, block_pair, block_count
         o = 0
         if write:
             o = offsets[p] + block_offsets[lower_bound(block_pair, block_count, p + 1)]
-        n_axial = axial_contacts(p, write, pairs, sdf, cells, o, contact_f, contact_i, triangle_f, capacity)
+        n_axial = axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i, triangle_f,
+                                 capacity)
         if not write:
             counts[p] = n_axial
         return

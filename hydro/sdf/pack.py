@@ -195,7 +195,8 @@ def shape_planes(geometry):
         rows = np.zeros((0, 4))
         for q in np.asarray(geometry.planes, dtype=float):
             n, d = q[:3], q[3]
-            if not np.any((np.abs(1.0 - rows[:, :3] @ n) <= PLANE_MERGE) & (np.abs(rows[:, 3] + d) <= PLANE_MERGE * size)):
+            same = (np.abs(1.0 - rows[:, :3] @ n) <= PLANE_MERGE) & (np.abs(rows[:, 3] + d) <= PLANE_MERGE * size)
+            if not np.any(same):
                 rows = np.vstack([rows, [*n, -d]])
     else:
         return np.zeros((2, 4)), 0
