@@ -16,9 +16,11 @@ larger, the overlap s = φ_f + b_j <= 0, 0 <= ρ <= r), so the piece is an inter
 (:func:`_ray_interval`); the area element is ρ·J(θ) dρ dθ with J = √(1 + z1² + z1'²) and the unit
 normal depends on θ only. The pressure and the separation are affine in ρ, so two Gauss points in
 ρ integrate area, force, moment and depth exactly; θ is integrated by 3-point Gauss on
-``AXIAL_PANELS × polygon_cells`` panels, exact where the interval's ends are smooth in θ over a
-panel — a cap resting on a face, the rim band around it, whatever the stiffness ratio — and
-converging at 6th order elsewhere (where a polygon's corner or an edge crosses the piece).
+``AXIAL_PANELS × polygon_cells`` panels, each split where an end of the interval changes formula
+(the bound that sets it: :func:`_next_kink`, by bisection, up to ``MAX_KINKS`` per panel): exact
+where the ends are constant in θ — a cap resting on a face, the rim band around it, whatever the
+stiffness ratio — and of 6th order between kinks where they curve (a line across a tilted cap:
+1e-6 at the default ``polygon_cells``).
 
 Each panel is cut into m radial cells (m from the panel's longest interval over the smaller
 shape's shortest edge / ``polygon_cells``, at most 8, as the polygons are cut) and each cell into
