@@ -12,10 +12,11 @@ on kr·φ_f = kq·b_j, which around the round shape's axis (local u = (ρ cos θ
 (:func:`~hydro.contact.pair_setup.axial_slope`): a plane for a cap (α = 0), a cone with its apex on
 the axis for the side (the rim band next to the cap, where the side is nearer). Along the ray at
 angle θ every condition that bounds the piece is affine in ρ (another plane or feature is not
-larger, the overlap s = φ_f + b_j <= 0, 0 <= ρ <= r), so the piece is an interval [ρ_lo, ρ_hi]
+larger, the gap band s = φ_f + b_j <= gap, ρ bounded), so the piece is an interval [ρ_lo, ρ_hi]
 (:func:`_ray_interval`); the area element is ρ·J(θ) dρ dθ with J = √(1 + z1² + z1'²) and the unit
 normal depends on θ only. The pressure and the separation are affine in ρ, so two Gauss points in
-ρ integrate area, force, moment and depth exactly; θ is integrated by 3-point Gauss on
+ρ integrate area, force, moment and depth exactly over the part inside the overlap (s <= 0; a
+part wholly in the gap band is a speculative contact, as a triangle would be); θ is integrated by 3-point Gauss on
 ``AXIAL_PANELS × polygon_cells`` panels, each split where an end of the interval changes formula
 (the bound that sets it: :func:`_next_kink`, by bisection, up to ``MAX_KINKS`` per panel): exact
 where the ends are constant in θ — a cap resting on a face, the rim band around it, whatever the
@@ -30,8 +31,8 @@ integrals over that part of the true (curved) surface; its triangle in the optio
 buffer is the part's corners, for display.
 
 Pair setup sends a pair here (:data:`~hydro.contact.pair_setup.ROUTE_AXIAL`) when one shape is a
-cylinder or cone and the other has planes, neither has a contact margin, the pair has no gap, and
-every (feature, plane) pair that can hold a piece is no steeper than
+cylinder or cone and the other has planes, neither has a contact margin, and every (feature,
+plane) pair that can hold a piece is no steeper than
 :data:`~hydro.contact.pair_setup.AXIAL_SLOPE_MAX` (a cylinder lying on its side takes the grid).
 """
 
@@ -42,7 +43,7 @@ import math
 from ..backend import device_fn
 from ..sdf.layout import F_PRIMITIVE, I_PLANE_COUNT
 from .contacts import DEGENERATE_AREA, _write_triangle_vertex, write_contact
-from .pair_setup import (MAX_POLYTOPE_PLANES, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ENV, PI_SDF_A, PI_SDF_B,
+from .pair_setup import (MAX_POLYTOPE_PLANES, PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ENV, PI_SDF_A, PI_SDF_B,
                          PI_SHAPE_A, PI_SHAPE_B,
                          axial_slope, b_dir_to_world, b_to_world, is_round, overlap_box, possible_planes,
                          round_feature, round_features, round_frame, round_plane, shape_box)
@@ -89,7 +90,7 @@ def _bound(lo, hi, id_lo, id_hi, v0, v1, ident):
 
 
 @device_fn(inline=False)
-def _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s, rho_max):
+def _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s, rho_max, gap):
     """[ρ_lo, ρ_hi] of the piece (round feature f = (sr, sz, s0), plane j = (m, cj) of shape sq,
     both in the round shape's frame; shape sq's planes in that frame in ``scratch[p]``) on the ray
     at angle θ (c = cos θ, s = sin θ), where the piece is z = z0 + z1·ρ; empty when ρ_hi <= ρ_lo.
@@ -114,37 +115,39 @@ def _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz
             gr, gz, g0 = round_feature(sdf, sr_, g)
             lo, hi, id_lo, id_hi = _bound(lo, hi, id_lo, id_hi, (gz - sz) * z0 + g0 - s0, (gr - sr) + (gz - sz) * z1,
                                           4 + MAX_POLYTOPE_PLANES + g)
-    # inside the overlap: φ_f + b_j <= 0
+    # within the gap band: φ_f + b_j <= gap
     if hi > lo:
-        lo, hi, id_lo, id_hi = _bound(lo, hi, id_lo, id_hi, (sz + mz) * z0 + s0 + cj,
+        lo, hi, id_lo, id_hi = _bound(lo, hi, id_lo, id_hi, (sz + mz) * z0 + s0 + cj - gap,
                                       sr + sz * z1 + mx * c + my * s + mz * z1, 2)
     sig = -1 if hi <= lo else id_lo * 1024 + id_hi
     return lo, hi, sig
 
 
 @device_fn(inline=False)
-def _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, theta, rho_max):
+def _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, theta, rho_max, gap):
     c = math.cos(theta)
     s = math.sin(theta)
     return _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0,
-                         al + be * c + ga * s, c, s, rho_max)[2]
+                         al + be * c + ga * s, c, s, rho_max, gap)[2]
 
 
 @device_fn(inline=False)
-def _next_kink(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, tb, rho_max):
+def _next_kink(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, tb, rho_max,
+               gap):
     """The first angle after ``ta`` (up to ``tb``) where the interval's ends change formula, found
     by bisection (KINK_STEPS halvings) when the signatures at ``ta`` and ``tb`` differ; ``tb``
     when they agree."""
-    sa = _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, rho_max)
+    sa = _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, ta, rho_max,
+                    gap)
     if _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, tb,
-                  rho_max) == sa:
+                  rho_max, gap) == sa:
         return tb
     lo = ta
     hi = tb
     for _ in range(KINK_STEPS):
         mid = 0.5 * (lo + hi)
         if _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, mid,
-                      rho_max) == sa:
+                      rho_max, gap) == sa:
             lo = mid
         else:
             hi = mid
@@ -165,14 +168,14 @@ def _dir_to_b(frame, x, y, z):
 
 
 @device_fn(inline=False)
-def _corner(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, theta, t, rho_max):
+def _corner(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga, theta, t, rho_max, gap):
     """The point of the piece at angle θ and fraction t along its ray interval (round frame), with
     the round feature's and the plane's values there: (x, y, z, φ_f, b_j)."""
     c = math.cos(theta)
     s = math.sin(theta)
     z1 = al + be * c + ga * s
     lo, hi, sig = _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, z1, c, s,
-                                rho_max)
+                                rho_max, gap)
     if hi < lo:
         hi = lo
     rho = lo + t * (hi - lo)
@@ -212,11 +215,12 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
     keff = pair_f[p, PF_KEFF]
     h = pair_f[p, PF_VOXEL_B]
     min_area = DEGENERATE_AREA * h * h
-    ok, cx, cy, cz, hx, hy, hz = overlap_box(pair_f, p, sdf, sa, sb, 0.0)
+    gap = pair_f[p, PF_GAP]
+    ok, cx, cy, cz, hx, hy, hz = overlap_box(pair_f, p, sdf, sa, sb, gap)
     if not ok:
         return 0
     mask = possible_planes(pair_f, p, sdf, sq, 1 - r_side, cx, cy, cz, hx, hy, hz)
-    features = round_features(pair_f, p, sdf, sr_, sq, r_side)
+    features = round_features(pair_f, p, sdf, sr_, sq, r_side, gap)
     frame = round_frame(pair_f, p, r_side)
     for k in range(sdf.params_i[sq, I_PLANE_COUNT]):
         kx, ky, kz, kc = round_plane(pair_f, p, sdf, sq, 1 - r_side, k, r_side)
@@ -224,9 +228,14 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
         scratch[p, 4 * k + 1] = ky
         scratch[p, 4 * k + 2] = kz
         scratch[p, 4 * k + 3] = kc
-    rho_max = sdf.params_f[sr_, F_PRIMITIVE]
+    # the piece lies where the side's field is at most the gap (on the interface both fields share
+    # their sign and sum to at most the gap) above the base (z >= −hh − gap)
+    radius = sdf.params_f[sr_, F_PRIMITIVE]
+    hh = sdf.params_f[sr_, F_PRIMITIVE + 1]
+    side_r, side_z, side_0 = round_feature(sdf, sr_, sdf.params_i[sr_, I_PLANE_COUNT])
+    rho_max = (gap - side_0 + abs(side_z) * (hh + gap)) / side_r
     qcx, qcy, qcz, qhx, qhy, qhz = shape_box(pair_f, p, sdf, sq, 1)
-    edge = 2.0 * min(min(rho_max, sdf.params_f[sr_, F_PRIMITIVE + 1]), min(qhx, min(qhy, qhz))) / cells
+    edge = 2.0 * min(min(radius, hh), min(qhx, min(qhy, qhz))) / cells
     panels = AXIAL_PANELS * int(cells)
     dth = 2.0 * math.pi / panels
     n_out = 0
@@ -249,15 +258,15 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
                 # Gauss: k1..k3 the kinks, or the panel's end
                 t_end = (k + 1) * dth
                 k1 = _next_kink(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be, ga,
-                                k * dth, t_end, rho_max)
+                                k * dth, t_end, rho_max, gap)
                 k2 = t_end
                 k3 = t_end
                 if k1 < t_end:
                     k2 = _next_kink(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al, be,
-                                    ga, k1, t_end, rho_max)
+                                    ga, k1, t_end, rho_max, gap)
                     if k2 < t_end:
                         k3 = _next_kink(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
-                                        be, ga, k2, t_end, rho_max)
+                                        be, ga, k2, t_end, rho_max, gap)
                 longest = 0.0
                 for node in range(3 * (MAX_KINKS + 1)):
                     th, wth = _node(node, k * dth, k1, k2, k3, t_end)
@@ -266,7 +275,7 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
                     c = math.cos(th)
                     s = math.sin(th)
                     lo, hi, sig = _ray_interval(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj,
-                                                z0, al + be * c + ga * s, c, s, rho_max)
+                                                z0, al + be * c + ga * s, c, s, rho_max, gap)
                     scratch[p, AXIAL_NODES + 2 * node] = lo
                     scratch[p, AXIAL_NODES + 2 * node + 1] = hi
                     longest = max(longest, hi - lo)
@@ -276,12 +285,15 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
                 for cell in range(2 * m):
                     q = cell >> 1
                     upper = (cell & 1) == 1
-                    area = 0.0
+                    area = 0.0  # over the part inside the overlap (s <= 0)
                     fp = 0.0
                     s_int = 0.0
                     fx = fy = fz = 0.0
                     mxp = myp = mzp = 0.0
                     ax = ay = az = 0.0
+                    band = 0.0  # over the whole part, gap band included: area, ∫s dA, ∫x dA
+                    band_s = 0.0
+                    bx = by = bz = 0.0
                     for node in range(3 * (MAX_KINKS + 1)):
                         th, wth = _node(node, k * dth, k1, k2, k3, t_end)
                         if wth <= 0.0:
@@ -304,15 +316,40 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
                         nx = (s * z1p - z1 * c) / jac
                         ny = (-z1 * s - c * z1p) / jac
                         nz = 1.0 / jac
-                        half = 0.5 * (rb - ra)
-                        for e in range(2):
-                            rho = 0.5 * (ra + rb) + (_G2X if e == 1 else -_G2X) * half
+                        # the separation along the ray, s = v0 + v1·ρ: the part inside the overlap
+                        v0 = (sz + mz) * z0 + s0 + cj
+                        v1 = sr + sz * z1 + mx * c + my * s + mz * z1
+                        ia = ra
+                        ib = rb
+                        if v1 > 0.0:
+                            ib = min(ib, -v0 / v1)
+                        elif v1 < 0.0:
+                            ia = max(ia, -v0 / v1)
+                        elif v0 > 0.0:
+                            ib = ia
+                        for e in range(4):
+                            # e < 2: the whole part (gap band), e >= 2: the part inside the overlap
+                            inside = e >= 2
+                            if inside and (ib <= ia or gap == 0.0):
+                                continue
+                            pa = ia if inside else ra
+                            pb = ib if inside else rb
+                            half = 0.5 * (pb - pa)
+                            rho = 0.5 * (pa + pb) + (_G2X if (e & 1) == 1 else -_G2X) * half
                             da = wth * half * rho * jac
                             x = rho * c
                             y = rho * s
                             z = z0 + z1 * rho
                             phr = sr * rho + sz * z + s0
                             phq = mx * x + my * y + mz * z + cj
+                            if not inside:
+                                band += da
+                                band_s += (phr + phq) * da
+                                bx += da * x
+                                by += da * y
+                                bz += da * z
+                                if gap != 0.0:
+                                    continue
                             pr = -kb * (phq if r_side == 0 else phr)
                             area += da
                             fp += pr * da
@@ -326,17 +363,28 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
                             ax += da * x
                             ay += da * y
                             az += da * z
-                    if area <= min_area:
+                    # a part wholly in the gap band is a speculative contact (at its centroid, no area)
+                    speculative = area <= min_area
+                    if band <= min_area or (speculative and band_s / band > gap):
                         continue
                     if write and o < capacity:
                         force = math.sqrt(fx * fx + fy * fy + fz * fz)
+                        if speculative:
+                            area = 0.0
+                            force = 0.0
+                            fp = 0.0
+                            s_int = band_s
+                            ax = bx
+                            ay = by
+                            az = bz
                         if fp > 0.0 and force > 0.0:
                             px, py, pz = _to_b(frame, mxp / fp, myp / fp, mzp / fp)
                             unx, uny, unz = _dir_to_b(frame, sign * fx / force, sign * fy / force, sign * fz / force)
-                        else:  # no pressure (a sliver at the rim): at the centroid
+                        else:  # no pressure (a sliver at the rim, or speculative): at the centroid
                             force = 0.0
                             fp = 0.0
-                            px, py, pz = _to_b(frame, ax / area, ay / area, az / area)
+                            w_area = band if speculative else area
+                            px, py, pz = _to_b(frame, ax / w_area, ay / w_area, az / w_area)
                             tgc = (k + 0.5) * dth
                             z1c = al + be * math.cos(tgc) + ga * math.sin(tgc)
                             z1pc = -be * math.sin(tgc) + ga * math.cos(tgc)
@@ -346,9 +394,11 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
                                                       sign / jc)
                         wx, wy, wz = b_to_world(pairs, p, px, py, pz)
                         wnx, wny, wnz = b_dir_to_world(pairs, p, unx, uny, unz)
-                        write_contact(contact_f, contact_i, o, wx, wy, wz, wnx, wny, wnz, area, s_int / area,
-                                      fp / area, force, area * keff, fp / kb, pairs.i[p, PI_SHAPE_A],
-                                      pairs.i[p, PI_SHAPE_B], pairs.i[p, PI_ENV], p, False)
+                        depth = band_s / band if speculative else s_int / area
+                        write_contact(contact_f, contact_i, o, wx, wy, wz, wnx, wny, wnz, area, depth,
+                                      fp / area if area > 0.0 else 0.0, force, area * keff, fp / kb,
+                                      pairs.i[p, PI_SHAPE_A], pairs.i[p, PI_SHAPE_B], pairs.i[p, PI_ENV], p,
+                                      speculative)
                         if triangle_f.shape[0] > o:
                             # the part's corners (θ, t) as listed wind against the axis' side of the
                             # surface (normal −sign·n): with sign > 0 the last two swap, so the
@@ -359,10 +409,10 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
                             th_a = k * dth
                             th_b = t_end
                             if _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
-                                          be, ga, th_a, rho_max) < 0:
+                                          be, ga, th_a, rho_max, gap) < 0:
                                 th_a = k1
                             if _signature(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx, my, mz, cj, z0, al,
-                                          be, ga, th_b, rho_max) < 0:
+                                          be, ga, th_b, rho_max, gap) < 0:
                                 th_b = k3 if k3 < t_end else k2 if k2 < t_end else k1
                             for v in range(3):
                                 if upper:
@@ -372,7 +422,7 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
                                     th_v = th_a if v == 0 else th_b
                                     t_v = t1 if v == 2 else t0
                                 x, y, z, phr, phq = _corner(scratch, p, sdf, sr_, sq, r_side, f, j, sr, sz, s0, mx,
-                                                            my, mz, cj, z0, al, be, ga, th_v, t_v, rho_max)
+                                                            my, mz, cj, z0, al, be, ga, th_v, t_v, rho_max, gap)
                                 bx, by, bz = _to_b(frame, x, y, z)
                                 ea = phr if r_side == 0 else phq
                                 eb = phq if r_side == 0 else phr

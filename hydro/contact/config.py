@@ -66,7 +66,7 @@ class HydroelasticConfig:
     flat_polygons: bool = True
     """Where both fields are affine pieces — boxes and convex meshes without contact margins,
     evaluated exactly — build the patch as a few exact polygons (hydro/contact/polytope.py), and
-    for a cylinder's or cone's caps on them (no gap) integrate the caps and the rim band exactly
+    for a cylinder's or cone's caps on them integrate the caps and the rim band exactly
     around its axis (hydro/contact/axial.py), instead of marching cubes: exact, and at a cost that
     does not grow with the patch."""
     polygon_cells: int = 6

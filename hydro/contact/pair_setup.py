@@ -57,8 +57,8 @@ ROUTE_GRID = 0
 #: exactly): the patch is exact polygons (stage 4b, :mod:`hydro.contact.polytope`), and the pair has
 #: no candidate bricks.
 ROUTE_POLYTOPE = 1
-#: A cylinder or cone against a box or convex mesh (no margins or gaps): its caps' pieces and its
-#: rim band integrated exactly around its axis (stage 4b), no candidate bricks.
+#: A cylinder or cone against a box or convex mesh (no margins): its caps' pieces and its rim band
+#: integrated exactly around its axis (stage 4b), no candidate bricks.
 ROUTE_AXIAL = 2
 #: A convex mesh with more planes than this takes the grid (clipping costs planes² per face pair).
 MAX_POLYTOPE_PLANES = 40
@@ -225,7 +225,7 @@ def axial_slope(kr, kq, sr, sz, mx, my, mz):
 
 
 @device_fn(inline=False)
-def round_features(pair_f, p, sdf, sr_, sq, r_side):
+def round_features(pair_f, p, sdf, sr_, sq, r_side, gap):
     """Bit f set for each feature f of round SDF ``sr_`` (its caps, then its side, bit = plane
     count) that can be its largest where it overlaps the other shape's box: a cap is left out when
     another cap is larger over the whole overlap (both planes, in the round shape's frame); 0 when
@@ -240,15 +240,15 @@ def round_features(pair_f, p, sdf, sr_, sq, r_side):
     hh = sdf.params_f[sr_, F_PRIMITIVE + 1]
     c2 = e2x * dx + e2y * dy + e2z * dz
     h2 = abs(e2x) * qhx + abs(e2y) * qhy + abs(e2z) * qhz
-    lo = max(c2 - h2, -hh)
-    hi = min(c2 + h2, hh)
+    lo = max(c2 - h2, -hh) - gap
+    hi = min(c2 + h2, hh) + gap
     if hi < lo:
         return 0
     for k in range(2):
         ck = (e0x * dx + e0y * dy + e0z * dz) if k == 0 else (e1x * dx + e1y * dy + e1z * dz)
         hk = (abs(e0x) * qhx + abs(e0y) * qhy + abs(e0z) * qhz) if k == 0 else (
             abs(e1x) * qhx + abs(e1y) * qhy + abs(e1z) * qhz)
-        if ck + hk < -r or ck - hk > r:
+        if ck + hk < -r - gap or ck - hk > r + gap:
             return 0
     n = sdf.params_i[sr_, I_PLANE_COUNT]
     mask = 1 << n
@@ -269,7 +269,7 @@ def round_features(pair_f, p, sdf, sr_, sq, r_side):
 
 
 @device_fn(inline=False)
-def axial_fits(pair_f, p, sdf, sa, sb, ka, kb):
+def axial_fits(pair_f, p, sdf, sa, sb, ka, kb, gap):
     """Whether a round shape (one of A, B) against a plane shape can take the axial route: every
     pair (round feature, plane whose region meets the overlap) gives a piece no steeper than
     AXIAL_SLOPE_MAX. Also False when the bounding boxes do not overlap (nothing to build)."""
@@ -278,11 +278,11 @@ def axial_fits(pair_f, p, sdf, sa, sb, ka, kb):
     sq = sb if r_side == 0 else sa
     kr = ka if r_side == 0 else kb
     kq = kb if r_side == 0 else ka
-    ok, cx, cy, cz, hx, hy, hz = overlap_box(pair_f, p, sdf, sa, sb, 0.0)
+    ok, cx, cy, cz, hx, hy, hz = overlap_box(pair_f, p, sdf, sa, sb, gap)
     if not ok:
         return False
     mask = possible_planes(pair_f, p, sdf, sq, 1 - r_side, cx, cy, cz, hx, hy, hz)
-    features = round_features(pair_f, p, sdf, sr_, sq, r_side)
+    features = round_features(pair_f, p, sdf, sr_, sq, r_side, gap)
     for j in range(sdf.params_i[sq, I_PLANE_COUNT]):
         if (mask >> j) & 1:
             mx, my, mz, c = round_plane(pair_f, p, sdf, sq, 1 - r_side, j, r_side)
@@ -371,7 +371,7 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     pair_f[p, PF_SLACK_B] = sdf_pf[sb, F_JUMP]
     pair_f[p, PF_VOXEL_B] = hb
     # the route: shapes with planes (boxes, convex meshes of at most MAX_POLYTOPE_PLANES, cylinders,
-    # cones), no margins; polygons when neither is round, the axial route when one is (no gap)
+    # cones), no margins; polygons when neither is round, the axial route when one is
     na = sdf_pi[sa, I_PLANE_COUNT]
     nb = sdf_pi[sb, I_PLANE_COUNT]
     if (polygons and exact and 0 < na <= MAX_POLYTOPE_PLANES and 0 < nb <= MAX_POLYTOPE_PLANES
@@ -380,7 +380,7 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
         round_b = is_round(sdf, sb)
         if not round_a and not round_b:
             route = ROUTE_POLYTOPE
-        elif round_a != round_b and pair_f[p, PF_GAP] == 0.0 and axial_fits(pair_f, p, sdf, sa, sb, ka, kb):
+        elif round_a != round_b and axial_fits(pair_f, p, sdf, sa, sb, ka, kb, pair_f[p, PF_GAP]):
             route = ROUTE_AXIAL
     pair_i[p, PI_ROUTE] = route
     # A's SDF box in B's frame, x_B = R_AB^T (x_A - t_AB): per axis, bounds over its 8 corners,

@@ -52,7 +52,8 @@ def test_flat_routes_parity():
     th = np.arange(6) * np.pi / 3
     ring = 0.03 * np.c_[np.cos(th), np.sin(th)]
     prism = ConvexMesh.from_points(np.concatenate([np.c_[ring, np.full(6, -0.02)], np.c_[ring, np.full(6, 0.02)]]))
-    m = shapes([Box((0.3, 0.3, 0.1)), prism, Cylinder(0.03, 0.06)], stiffness=[2e9, 1e9, 1e9], resolution=16)
+    m = shapes([Box((0.3, 0.3, 0.1)), prism, Cylinder(0.03, 0.06)], stiffness=[2e9, 1e9, 1e9], resolution=16,
+               gap=[0.0, 0.0, 0.001])
     poses = np.array([pose((0, 0, -0.05)), pose((-0.06, 0, 0.018), (1, 0, 0), 0.05), pose((0.06, 0, 0.028))])
     cfg = HydroelasticConfig(reduce_contacts=False, polygon_cells=1)
     cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
