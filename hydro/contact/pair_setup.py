@@ -66,6 +66,8 @@ MAX_POLYTOPE_PLANES = 40
 #: shape's axis; a piece steeper than this (|z1|, e.g. a cylinder lying on its side, whose rim
 #: interface is parallel to the axis) sends the pair to the grid.
 AXIAL_SLOPE_MAX = 1000.0
+#: Relative size (of kr + kq) below which kr·∇φ_f − kq·∇b_j counts as zero along the axis or across it
+PARALLEL = 1e-9
 
 
 class PairView(NamedTuple):
@@ -219,8 +221,11 @@ def axial_slope(kr, kq, sr, sz, mx, my, mz):
     """The piece where round feature (sρ, sz) meets plane m: kr·(sρ ρ + sz z + s0) = kq·(m·u + c)
     is z = z0 + ρ·(α + β cos θ + γ sin θ). Returns (D, α, β, γ) with D = kr·sz − kq·mz."""
     d = kr * sz - kq * mz
-    if d == 0.0:  # parallel to the axis, or (a cap against a face across it, equal pressure) none
-        return 0.0, 0.0 if sr == 0.0 and mx == 0.0 and my == 0.0 else math.inf, 0.0, 0.0
+    if abs(d) <= PARALLEL * (kr + kq):
+        # a cap against a face across the axis, of (to rounding) equal pressure: no surface, as
+        # for two such faces of boxes; else parallel to the axis: not a graph around it
+        parallel = sr == 0.0 and kq * math.sqrt(mx * mx + my * my) <= PARALLEL * (kr + kq)
+        return 0.0, 0.0 if parallel else math.inf, 0.0, 0.0
     return d, -kr * sr / d, kq * mx / d, kq * my / d
 
 
