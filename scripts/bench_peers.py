@@ -23,6 +23,8 @@ but the two spheres'):
 | icosphere meshes rotated, 4 mm | the same, each randomly rotated | quadrature (closed-form φ) |
 | ring mesh on box, 2 mm | a ring (32 sections, radii 0.08 / 0.05 m, 0.03 m tall: 64 wall facets) flat on the box | closed form |
 | milk carton (asset) 10 % into a 1000× stiffer box | robosuite's milk.stl (tests/data), k_box = 1000 k | quadrature (libigl) |
+| cylinder end on box, 2 mm | a cylinder R 0.05 m, length 0.1 m, standing on its flat end on a 0.5 × 0.5 × 0.2 m box | closed form |
+| hex prism (convex mesh) on box, 2 mm | a hexagonal prism (apothem 0.04 m, height 0.08 m) as a convex mesh, flat on the 0.5 m box | closed form |
 | 256 boxes on a ground, 2 mm | 16 × 16 boxes of 0.1 m (0.15 m apart) on a 2.6 × 2.6 × 1 m ground | closed form × 256 |
 
 One query is hydro's ``HydroelasticPipeline.collide`` (the unreduced patch; CPU with one Numba thread
@@ -88,6 +90,14 @@ K = 1e9
 R = 0.1
 TORUS = (0.08, 0.025)  # major, tube radius
 GRID = 16  # boxes per side of the ground scene
+CYLINDER = (0.05, 0.1)  # radius, length: R = L/2, so Drake's extent (depth over the deepest, R) is k·depth / E
+HEX = (0.04, 0.08)  # apothem, height: every face 0.04 m from the centre (Drake's one interior vertex)
+
+
+def hex_ring():
+    """The hexagonal prism's cross-section (6, 2), counter-clockwise, apothem HEX[0]."""
+    th = np.arange(6) * np.pi / 3
+    return HEX[0] / math.cos(math.pi / 6) * np.c_[np.cos(th), np.sin(th)]
 
 
 def _shape(kind, size, pos, k=K, static=False, quat=(0.0, 0.0, 0.0, 1.0), tets=None):
@@ -191,6 +201,14 @@ def scenes():
     out["torus mesh on box, 3 mm"] = ([box, _shape("mesh", (verts, faces), (0, 0, TORUS[1] - d))], ref, ref[0])
     out.update(mesh_scenes(box))
     d = 0.002
+    ref = analytic.cylinder_end_on_box(d, CYLINDER[0], k_cylinder=K, k_box=K)
+    out["cylinder end on box, 2 mm"] = ([box, _shape("cylinder", CYLINDER, (0, 0, CYLINDER[1] / 2 - d))],
+                                        (ref.force, ref.area), ref.force)
+    ring = hex_ring()
+    ref = analytic.prism_on_box(d, ring, k=K)
+    prism = np.concatenate([np.c_[ring, np.full(6, -HEX[1] / 2)], np.c_[ring, np.full(6, HEX[1] / 2)]])
+    out["hex prism (convex mesh) on box, 2 mm"] = ([box, _shape("convex", prism, (0, 0, HEX[1] / 2 - d))],
+                                                   (ref.force, ref.area), ref.force)
     ref = analytic.cube_on_box(d, 0.1, k=K)
     ground = _shape("box", (2.6, 2.6, 1.0), (0, 0, -0.5), static=True)
     boxes = [_shape("box", (0.1, 0.1, 0.1), ((i - (GRID - 1) / 2) * 0.15, (j - (GRID - 1) / 2) * 0.15, 0.05 - d))
@@ -452,12 +470,16 @@ def _torus_reference(verts, faces, d):
 
 
 def _hydro_geometry(spec):
-    from hydro.geometry import Box, Mesh, Sphere
+    from hydro.geometry import Box, ConvexMesh, Cylinder, Mesh, Sphere
 
     if spec["kind"] == "sphere":
         return Sphere(spec["size"])
     if spec["kind"] == "box":
         return Box(spec["size"])
+    if spec["kind"] == "cylinder":
+        return Cylinder(*spec["size"])
+    if spec["kind"] == "convex":
+        return ConvexMesh.from_points(spec["size"])
     return Mesh(*spec["size"], name="mesh")
 
 
@@ -571,6 +593,8 @@ def drake_case(shapes, hint):
                                   GeometryFrame, GeometryInstance, HydroelasticContactRepresentation, Mesh,
                                   ProximityProperties, SceneGraph)
     from pydrake.geometry import Box as DBox
+    from pydrake.geometry import Convex
+    from pydrake.geometry import Cylinder as DCylinder
     from pydrake.geometry import Sphere as DSphere
     from pydrake.math import RigidTransform
 
@@ -584,6 +608,23 @@ def drake_case(shapes, hint):
         if spec["kind"] == "box":
             scale[k] = min(spec["size"]) / 2
             return DBox(*spec["size"])
+        if spec["kind"] == "cylinder":
+            # a compliant cylinder: extent = depth / its deepest point's (min(R, L/2))
+            scale[k] = min(spec["size"][0], spec["size"][1] / 2)
+            return DCylinder(*spec["size"])
+        if spec["kind"] == "convex":
+            # a compliant convex hull: tetrahedra from its faces to one interior vertex (its
+            # centre), pressure linear from 0 on the face to E there: for this prism, whose faces
+            # are all HEX[0] from the centre, E·depth / HEX[0]
+            from hydro.geometry import ConvexMesh
+
+            hull = ConvexMesh.from_points(spec["size"])
+            path = os.path.join(tmp, f"convex{k}.obj")
+            with open(path, "w") as fh:
+                fh.writelines(f"v {x:.17g} {y:.17g} {z:.17g}\n" for x, y, z in hull.vertices)
+                fh.writelines(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in hull.faces)
+            scale[k] = HEX[0]
+            return Convex(path)
         # the torus (or the mesh's own ``tets``) as a compliant tetrahedral mesh: Drake's extent is
         # the distance to the surface over its largest value among the vertices
         verts, tets = spec["tets"] if spec["tets"] is not None else torus_tetrahedra(*TORUS)

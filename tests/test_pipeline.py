@@ -395,7 +395,8 @@ def test_a_big_patch_moves_the_next_call_to_the_threaded_build():
 def test_box_pairs_clip_only_the_faces_whose_regions_meet_the_overlap():
     # A box resting on another: A's top face and B's bottom and four sides can hold the patch (5
     # polygons of the 36 face pairs); the masks must keep every face pair that yields a polygon.
-    from hydro.contact.polytope import BOX_FACES, _face_masks, _face_polygon
+    from hydro.contact.polytope import POLYGON_SCRATCH, _face_masks, _face_polygon
+    BOX_FACES = 6
     from hydro.contact.pair_setup import PF_GAP, PF_KA, PF_KB, PI_SDF_A, PI_SDF_B
 
     m = shapes([Box((0.6, 0.6, 0.2)), Box((0.2, 0.2, 0.2))], stiffness=[K, 2 * K], gap=[0.0, 0.001])
@@ -406,7 +407,7 @@ def test_box_pairs_clip_only_the_faces_whose_regions_meet_the_overlap():
         pf, pi = pipe._pair_view.f, pipe._pair_view.i
         sa, sb, gap = pi[0, PI_SDF_A], pi[0, PI_SDF_B], pf[0, PF_GAP]
         faces_a, faces_b = _face_masks(pf, 0, pipe.sdf_view, sa, sb, gap)
-        scratch = np.zeros((1, 96))
+        scratch = np.zeros((1, POLYGON_SCRATCH))
         kept = 0
         for i in range(BOX_FACES):
             for j in range(BOX_FACES):

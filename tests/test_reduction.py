@@ -52,6 +52,9 @@ SCENES = {
     "cube_on_box_tilted": ([Box((0.4, 0.4, 0.2)), Box((0.1, 0.1, 0.1))],
                            [pose((0, 0, -0.1)), pose((0, 0, 0.046), (1, 1, 0), 0.05)]),
     "capsule_on_sphere": ([Sphere(0.1), Capsule(0.04, 0.1)], [pose((0, 0, 0)), pose((0.02, 0, 0.13), (1, 0, 0), 1.0)]),
+    # the axial route (a cylinder's end and rim band, exact): its contacts reduced like polygons'
+    "cylinder_end_on_box": ([Box((0.4, 0.4, 0.2)), Cylinder(0.05, 0.1)],
+                            [pose((0, 0, -0.1)), pose((0.01, 0, 0.048), (1, 0, 0), 0.02)]),
     "cylinder_in_a_corner": ([Box((0.4, 0.4, 0.2)), Box((0.2, 0.4, 0.4)), Cylinder(0.05, 0.1)],
                              [pose((0, 0, -0.1)), pose((-0.15, 0, 0.1)), pose((-0.0, 0, 0.045), (0, 1, 0), 0.7)]),
 }

@@ -71,12 +71,15 @@ class HydroelasticConfig:
     of force on two icospheres at 64³). ``False`` keeps the interpolated mesh fields."""
 
     flat_polygons: bool = True
-    """Where both fields are planes — two boxes without contact margins, evaluated exactly — build
-    the patch as a few exact polygons (hydro/contact/polytope.py) instead of marching cubes: exact,
-    and at a cost that does not grow with the patch."""
+    """Where both fields are affine pieces — boxes and convex meshes without contact margins,
+    evaluated exactly — build the patch as a few exact polygons (hydro/contact/polytope.py), and
+    for a cylinder's or cone's caps on them integrate the caps and the rim band exactly
+    around its axis (hydro/contact/axial.py), instead of marching cubes: exact, and at a cost that
+    does not grow with the patch."""
     polygon_cells: int = 6
-    """Box-pair polygons are cut into triangles about the smaller box's shortest edge / this (a
-    face: ~2·polygon_cells² triangles, before reduction): exact either way; spread over the face,
+    """Polygons are cut into triangles about the smaller shape's shortest edge / this (a face:
+    ~2·polygon_cells² triangles, before reduction; the axial route: 4·polygon_cells panels around
+    the axis, each cut radially likewise): exact either way; spread over the face,
     the contacts resist tilting in a solver that linearises them. 1 to 64."""
 
     def __post_init__(self):

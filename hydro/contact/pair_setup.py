@@ -3,10 +3,12 @@
 For each pair from the broad phase, pick B (the shape with the smaller voxel size; ties: the
 higher shape index), compute the transforms every later stage needs (B-local → A-local and
 B-local → world), the pair's constants (stiffnesses, k_eff, margins, gaps), which fields stage 4
-evaluates exactly, the route (two boxes: exact polygons, stage 4b; else the grid) and, on the
-grid route, the range of B's bricks that A's SDF box overlaps. All of B's bricks in that range
-become candidates — deep ones included, so a deep patch has no hole in its middle — and stage 3
-decides which can hold the patch.
+evaluates exactly, the route (two shapes whose fields are planes — boxes, convex meshes — exact
+polygons; a cylinder or cone against such a shape, its caps and rim integrated exactly; both in
+stage 4b, :mod:`hydro.contact.polytope`; else the grid) and, on the grid route, the range of B's
+bricks that A's SDF box overlaps. All of B's bricks in that range become candidates — deep ones
+included, so a deep patch has no hole in its middle — and stage 3 decides which can hold the
+patch.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import math
 from typing import Any, NamedTuple
 
 from ..backend import device_fn, kernel
-from ..geometry.primitives import BOX
-from ..sdf.layout import BRICK, F_JUMP, F_ORIGIN, F_VOXEL, I_BRICKS, I_MESH, I_PRIMITIVE, I_RES
+from ..geometry.primitives import CONE, CYLINDER
+from ..sdf.layout import (BRICK, F_JUMP, F_ORIGIN, F_PRIMITIVE, F_VOXEL, I_BRICKS, I_MESH, I_PLANE_COUNT, I_PLANES,
+                          I_PRIMITIVE, I_RES)
 
 # pair_f columns (float64)
 PF_R_AB = 0  # 9: rotation B-local -> A-local (row-major)
@@ -50,9 +53,21 @@ PI_COUNT = 13
 
 #: The patch is refined on B's grid and meshed by marching cubes (stages 3 and 4).
 ROUTE_GRID = 0
-#: Both shapes are boxes without margins, evaluated exactly: the patch is exact polygons (stage 4b,
-#: :mod:`hydro.contact.polytope`), and the pair has no candidate bricks.
+#: Both shapes' fields are the largest of their planes (boxes, convex meshes; no margins, evaluated
+#: exactly): the patch is exact polygons (stage 4b, :mod:`hydro.contact.polytope`), and the pair has
+#: no candidate bricks.
 ROUTE_POLYTOPE = 1
+#: A cylinder or cone against a box or convex mesh (no margins): its caps' pieces and its rim band
+#: integrated exactly around its axis (stage 4b), no candidate bricks.
+ROUTE_AXIAL = 2
+#: A convex mesh with more planes than this takes the grid (clipping costs planes² per face pair).
+MAX_POLYTOPE_PLANES = 40
+#: The axial route parametrises each piece of the patch as z = z0 + ρ·z1(θ) around the round
+#: shape's axis; a piece steeper than this (|z1|, e.g. a cylinder lying on its side, whose rim
+#: interface is parallel to the axis) sends the pair to the grid.
+AXIAL_SLOPE_MAX = 1000.0
+#: Relative size (of kr + kq) below which kr·∇φ_f − kq·∇b_j counts as zero along the axis or across it
+PARALLEL = 1e-9
 
 
 class PairView(NamedTuple):
@@ -60,6 +75,230 @@ class PairView(NamedTuple):
 
     f: Any  # (P, PF_COUNT) float64: the PF_* columns
     i: Any  # (P, PI_COUNT) int32: the PI_* columns
+
+
+@device_fn(inline=True)
+def shape_plane(pair_f, p, sdf, s, side, k):
+    """Plane ``k`` of SDF ``s`` (a row of ``sdf.planes``) in B's frame: (nx, ny, nz, c) with its
+    signed distance n·x + c. ``side`` 0: the shape is A (seen through the pair transform), 1: B."""
+    row = sdf.params_i[s, I_PLANES] + k
+    nx = sdf.planes[row, 0]
+    ny = sdf.planes[row, 1]
+    nz = sdf.planes[row, 2]
+    c = sdf.planes[row, 3]
+    if side == 1:
+        return nx, ny, nz, c
+    # x_A = R_AB·x_B + t_AB: n·x_A + c = (R_ABᵀ n)·x_B + n·t_AB + c
+    return (pair_f[p, PF_R_AB] * nx + pair_f[p, PF_R_AB + 3] * ny + pair_f[p, PF_R_AB + 6] * nz,
+            pair_f[p, PF_R_AB + 1] * nx + pair_f[p, PF_R_AB + 4] * ny + pair_f[p, PF_R_AB + 7] * nz,
+            pair_f[p, PF_R_AB + 2] * nx + pair_f[p, PF_R_AB + 5] * ny + pair_f[p, PF_R_AB + 8] * nz,
+            nx * pair_f[p, PF_T_AB] + ny * pair_f[p, PF_T_AB + 1] + nz * pair_f[p, PF_T_AB + 2] + c)
+
+
+@device_fn(inline=True)
+def shape_box(pair_f, p, sdf, s, side):
+    """SDF ``s``'s local bounding box as an axis-aligned box in B's frame (``side`` as in
+    :func:`shape_plane`): centre, half extents."""
+    row = sdf.params_i[s, I_PLANES] + sdf.params_i[s, I_PLANE_COUNT]
+    cx = sdf.planes[row, 0]
+    cy = sdf.planes[row, 1]
+    cz = sdf.planes[row, 2]
+    hx = sdf.planes[row + 1, 0]
+    hy = sdf.planes[row + 1, 1]
+    hz = sdf.planes[row + 1, 2]
+    if side == 1:
+        return cx, cy, cz, hx, hy, hz
+    # x_B = R_ABᵀ (x_A − t_AB); half extents |R_AB|ᵀ·h
+    dx = cx - pair_f[p, PF_T_AB]
+    dy = cy - pair_f[p, PF_T_AB + 1]
+    dz = cz - pair_f[p, PF_T_AB + 2]
+    r = PF_R_AB
+    return (pair_f[p, r] * dx + pair_f[p, r + 3] * dy + pair_f[p, r + 6] * dz,
+            pair_f[p, r + 1] * dx + pair_f[p, r + 4] * dy + pair_f[p, r + 7] * dz,
+            pair_f[p, r + 2] * dx + pair_f[p, r + 5] * dy + pair_f[p, r + 8] * dz,
+            abs(pair_f[p, r]) * hx + abs(pair_f[p, r + 3]) * hy + abs(pair_f[p, r + 6]) * hz,
+            abs(pair_f[p, r + 1]) * hx + abs(pair_f[p, r + 4]) * hy + abs(pair_f[p, r + 7]) * hz,
+            abs(pair_f[p, r + 2]) * hx + abs(pair_f[p, r + 5]) * hy + abs(pair_f[p, r + 8]) * hz)
+
+
+@device_fn(inline=False)
+def possible_planes(pair_f, p, sdf, s, side, cx, cy, cz, hx, hy, hz):
+    """Bit i set for each plane i of SDF ``s`` (``side`` as in :func:`shape_plane`) whose region
+    (where it is the shape's largest plane) meets the B-frame box of centre c and half extents h.
+    A plane is left out when, for another plane k, a_i − a_k < 0 over the whole box (a linear
+    function, so at the corner that maximises it): no piece of the patch can lie on it there."""
+    mask = 0
+    count = sdf.params_i[s, I_PLANE_COUNT]
+    for i in range(count):
+        nx, ny, nz, c = shape_plane(pair_f, p, sdf, s, side, i)
+        possible = True
+        for k in range(count):
+            if k != i and possible:
+                kx, ky, kz, kc = shape_plane(pair_f, p, sdf, s, side, k)
+                dx = nx - kx
+                dy = ny - ky
+                dz = nz - kz
+                if dx * cx + dy * cy + dz * cz + (c - kc) + abs(dx) * hx + abs(dy) * hy + abs(dz) * hz < 0.0:
+                    possible = False
+        if possible:
+            mask |= 1 << i
+    return mask
+
+
+@device_fn(inline=False)
+def overlap_box(pair_f, p, sdf, sa, sb, gap):
+    """The overlap of the two shapes' bounding boxes grown by the gap, in B's frame (where every
+    piece of the patch lies): (ok, centre, half extents), ok False when they do not overlap."""
+    acx, acy, acz, ahx, ahy, ahz = shape_box(pair_f, p, sdf, sa, 0)
+    bcx, bcy, bcz, bhx, bhy, bhz = shape_box(pair_f, p, sdf, sb, 1)
+    lo_x = max(acx - ahx, bcx - bhx) - gap
+    hi_x = min(acx + ahx, bcx + bhx) + gap
+    lo_y = max(acy - ahy, bcy - bhy) - gap
+    hi_y = min(acy + ahy, bcy + bhy) + gap
+    lo_z = max(acz - ahz, bcz - bhz) - gap
+    hi_z = min(acz + ahz, bcz + bhz) + gap
+    ok = hi_x >= lo_x and hi_y >= lo_y and hi_z >= lo_z
+    return (ok, 0.5 * (lo_x + hi_x), 0.5 * (lo_y + hi_y), 0.5 * (lo_z + hi_z), 0.5 * (hi_x - lo_x),
+            0.5 * (hi_y - lo_y), 0.5 * (hi_z - lo_z))
+
+
+@device_fn(inline=True)
+def is_round(sdf, s):
+    """A cylinder or a cone: planes (caps) and a side whose field is affine in (ρ, z)."""
+    kind = sdf.params_i[s, I_PRIMITIVE]
+    return kind == CYLINDER or kind == CONE
+
+
+@device_fn(inline=True)
+def round_frame(pair_f, p, side):
+    """The round shape's local frame in B's frame (``side`` as in :func:`shape_plane`): origin o and
+    axes e0, e1, e2 (x_B = o + Σ u_k·e_k for round-local u)."""
+    if side == 1:
+        return 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+    r = PF_R_AB
+    t = PF_T_AB
+    # o = −R_ABᵀ t_AB; axis k of A in B's frame: row k of R_AB
+    ox = -(pair_f[p, r] * pair_f[p, t] + pair_f[p, r + 3] * pair_f[p, t + 1] + pair_f[p, r + 6] * pair_f[p, t + 2])
+    oy = -(pair_f[p, r + 1] * pair_f[p, t] + pair_f[p, r + 4] * pair_f[p, t + 1] + pair_f[p, r + 7] * pair_f[p, t + 2])
+    oz = -(pair_f[p, r + 2] * pair_f[p, t] + pair_f[p, r + 5] * pair_f[p, t + 1] + pair_f[p, r + 8] * pair_f[p, t + 2])
+    return (ox, oy, oz, pair_f[p, r], pair_f[p, r + 1], pair_f[p, r + 2], pair_f[p, r + 3], pair_f[p, r + 4],
+            pair_f[p, r + 5], pair_f[p, r + 6], pair_f[p, r + 7], pair_f[p, r + 8])
+
+
+@device_fn(inline=True)
+def round_plane(pair_f, p, sdf, s, side, k, r_side):
+    """Plane ``k`` of SDF ``s`` (``side``) in the round shape's local frame (the round shape on
+    ``r_side``): (mx, my, mz, c)."""
+    nx, ny, nz, c = shape_plane(pair_f, p, sdf, s, side, k)
+    if r_side == 1:
+        return nx, ny, nz, c
+    ox, oy, oz, e0x, e0y, e0z, e1x, e1y, e1z, e2x, e2y, e2z = round_frame(pair_f, p, r_side)
+    return (nx * e0x + ny * e0y + nz * e0z, nx * e1x + ny * e1y + nz * e1z, nx * e2x + ny * e2y + nz * e2z,
+            nx * ox + ny * oy + nz * oz + c)
+
+
+@device_fn(inline=True)
+def round_feature(sdf, s, f):
+    """Feature ``f`` of round SDF ``s`` in its local frame, as (sρ, sz, s0) with its field
+    sρ·ρ + sz·z + s0 (ρ the distance from the axis): f < plane count: a cap (sρ = 0), else the side
+    (a cylinder: ρ − r; a cone: the distance to its slant surface, inside). Inside, the round
+    shape's φ is the largest of its features."""
+    n = sdf.params_i[s, I_PLANE_COUNT]
+    if f < n:
+        row = sdf.params_i[s, I_PLANES] + f
+        return 0.0, sdf.planes[row, 2], sdf.planes[row, 3]
+    r = sdf.params_f[s, F_PRIMITIVE]
+    hh = sdf.params_f[s, F_PRIMITIVE + 1]
+    if sdf.params_i[s, I_PRIMITIVE] == CYLINDER:
+        return 1.0, 0.0, -r
+    # the cone: apex (0, hh), rim (r, −hh) in the (ρ, z) half-plane; outward normal (2hh, r)/L
+    inv = 1.0 / math.sqrt(r * r + 4.0 * hh * hh)
+    return 2.0 * hh * inv, r * inv, -r * hh * inv
+
+
+@device_fn(inline=True)
+def axial_slope(kr, kq, sr, sz, mx, my, mz):
+    """The piece where round feature (sρ, sz) meets plane m: kr·(sρ ρ + sz z + s0) = kq·(m·u + c)
+    is z = z0 + ρ·(α + β cos θ + γ sin θ). Returns (D, α, β, γ) with D = kr·sz − kq·mz."""
+    d = kr * sz - kq * mz
+    if abs(d) <= PARALLEL * (kr + kq):
+        # a cap against a face across the axis, of (to rounding) equal pressure: no surface, as
+        # for two such faces of boxes; else parallel to the axis: not a graph around it
+        parallel = sr == 0.0 and kq * math.sqrt(mx * mx + my * my) <= PARALLEL * (kr + kq)
+        return 0.0, 0.0 if parallel else math.inf, 0.0, 0.0
+    return d, -kr * sr / d, kq * mx / d, kq * my / d
+
+
+@device_fn(inline=False)
+def round_features(pair_f, p, sdf, sr_, sq, r_side, gap):
+    """Bit f set for each feature f of round SDF ``sr_`` (its caps, then its side, bit = plane
+    count) that can be its largest where it overlaps the other shape's box: a cap is left out when
+    another cap is larger over the whole overlap (both planes, in the round shape's frame); 0 when
+    the boxes do not overlap."""
+    qx, qy, qz, qhx, qhy, qhz = shape_box(pair_f, p, sdf, sq, 1 - r_side)
+    ox, oy, oz, e0x, e0y, e0z, e1x, e1y, e1z, e2x, e2y, e2z = round_frame(pair_f, p, r_side)
+    # the other shape's box in the round frame (u = Eᵀ(x − o)), cut by the round shape's own box
+    dx = qx - ox
+    dy = qy - oy
+    dz = qz - oz
+    r = sdf.params_f[sr_, F_PRIMITIVE]
+    hh = sdf.params_f[sr_, F_PRIMITIVE + 1]
+    c2 = e2x * dx + e2y * dy + e2z * dz
+    h2 = abs(e2x) * qhx + abs(e2y) * qhy + abs(e2z) * qhz
+    lo = max(c2 - h2, -hh) - gap
+    hi = min(c2 + h2, hh) + gap
+    if hi < lo:
+        return 0
+    for k in range(2):
+        ck = (e0x * dx + e0y * dy + e0z * dz) if k == 0 else (e1x * dx + e1y * dy + e1z * dz)
+        hk = (abs(e0x) * qhx + abs(e0y) * qhy + abs(e0z) * qhz) if k == 0 else (
+            abs(e1x) * qhx + abs(e1y) * qhy + abs(e1z) * qhz)
+        if ck + hk < -r - gap or ck - hk > r + gap:
+            return 0
+    n = sdf.params_i[sr_, I_PLANE_COUNT]
+    mask = 1 << n
+    for f in range(n):
+        zf = sdf.planes[sdf.params_i[sr_, I_PLANES] + f, 2]
+        cf = sdf.planes[sdf.params_i[sr_, I_PLANES] + f, 3]
+        possible = True
+        for g in range(n):
+            if g != f:
+                zg = sdf.planes[sdf.params_i[sr_, I_PLANES] + g, 2]
+                cg = sdf.planes[sdf.params_i[sr_, I_PLANES] + g, 3]
+                # (cap f − cap g) at its largest over z in [lo, hi]
+                if max((zf - zg) * lo, (zf - zg) * hi) + cf - cg < 0.0:
+                    possible = False
+        if possible:
+            mask |= 1 << f
+    return mask
+
+
+@device_fn(inline=False)
+def axial_fits(pair_f, p, sdf, sa, sb, ka, kb, gap):
+    """Whether a round shape (one of A, B) against a plane shape can take the axial route: every
+    pair (round feature, plane whose region meets the overlap) gives a piece no steeper than
+    AXIAL_SLOPE_MAX. Also False when the bounding boxes do not overlap (nothing to build)."""
+    r_side = 0 if is_round(sdf, sa) else 1
+    sr_ = sa if r_side == 0 else sb
+    sq = sb if r_side == 0 else sa
+    kr = ka if r_side == 0 else kb
+    kq = kb if r_side == 0 else ka
+    ok, cx, cy, cz, hx, hy, hz = overlap_box(pair_f, p, sdf, sa, sb, gap)
+    if not ok:
+        return False
+    mask = possible_planes(pair_f, p, sdf, sq, 1 - r_side, cx, cy, cz, hx, hy, hz)
+    features = round_features(pair_f, p, sdf, sr_, sq, r_side, gap)
+    for j in range(sdf.params_i[sq, I_PLANE_COUNT]):
+        if (mask >> j) & 1:
+            mx, my, mz, c = round_plane(pair_f, p, sdf, sq, 1 - r_side, j, r_side)
+            for f in range(sdf.params_i[sr_, I_PLANE_COUNT] + 1):
+                if (features >> f) & 1 == 0:
+                    continue
+                sr, sz, s0 = round_feature(sdf, sr_, f)
+                d, al, be, ga = axial_slope(kr, kq, sr, sz, mx, my, mz)
+                if not abs(al) + math.sqrt(be * be + ga * ga) <= AXIAL_SLOPE_MAX:
+                    return False
+    return True
 
 
 # Model: shape_* arrays, exact (bit 0: HydroelasticConfig.exact_primitives, bit 1: exact_meshes),
@@ -96,11 +335,7 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     if (exact & 1 and sdf_pi[sb, I_PRIMITIVE] >= 0) or (exact & 2 and sdf_pi[sb, I_MESH] >= 0):
         bits |= 2
     pair_i[p, PI_EXACT] = bits
-    route = ROUTE_GRID
-    if (polygons and bits == 3 and sdf_pi[sa, I_PRIMITIVE] == BOX and sdf_pi[sb, I_PRIMITIVE] == BOX
-            and shape_margin[a] == 0.0 and shape_margin[b] == 0.0):
-        route = ROUTE_POLYTOPE
-    pair_i[p, PI_ROUTE] = route
+    route = ROUTE_GRID  # decided below, once the transforms are written
     env = shape_env[a]
     if env < 0:
         env = shape_env[b]
@@ -139,6 +374,19 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     pair_f[p, PF_SLACK_A] = sdf_pf[sa, F_JUMP]
     pair_f[p, PF_SLACK_B] = sdf_pf[sb, F_JUMP]
     pair_f[p, PF_VOXEL_B] = hb
+    # the route: shapes with planes (boxes, convex meshes of at most MAX_POLYTOPE_PLANES, cylinders,
+    # cones), no margins; polygons when neither is round, the axial route when one is
+    na = sdf_pi[sa, I_PLANE_COUNT]
+    nb = sdf_pi[sb, I_PLANE_COUNT]
+    if (polygons and exact & 1 and 0 < na <= MAX_POLYTOPE_PLANES and 0 < nb <= MAX_POLYTOPE_PLANES
+            and shape_margin[a] == 0.0 and shape_margin[b] == 0.0):
+        round_a = is_round(sdf, sa)
+        round_b = is_round(sdf, sb)
+        if not round_a and not round_b:
+            route = ROUTE_POLYTOPE
+        elif round_a != round_b and axial_fits(pair_f, p, sdf, sa, sb, ka, kb, pair_f[p, PF_GAP]):
+            route = ROUTE_AXIAL
+    pair_i[p, PI_ROUTE] = route
     # A's SDF box in B's frame, x_B = R_AB^T (x_A - t_AB): per axis, bounds over its 8 corners,
     # then the range of B's bricks they cover
     count = 1

@@ -21,7 +21,7 @@ import numpy as np
 from ..arguments import float_array, index_pairs, model_like
 from ..backend import SERIAL_BELOW, get_device
 from ..errors import InputError
-from ..geometry.primitives import BOX
+from ..geometry.primitives import BOX, CONE, CONVEX_MESH, CYLINDER
 from ..sdf.layout import BRICK
 from ..scene.material import DEFAULT_MATERIAL, material_row
 from ..transforms import check_poses, normalized_poses_into
@@ -95,12 +95,15 @@ class HydroelasticPipeline:
         # the broad phase's candidates: none when HydroelasticConfig.enabled is False (the collision
         # pipeline then sends these pairs to point contacts); the pair rule does the rest
         self.hydro_shapes = np.flatnonzero(hydro & self.config.enabled).astype(np.int32)
-        # stage 4b runs when two hydroelastic boxes without margins can meet (pair setup decides per pair)
+        # stage 4b runs when a hydroelastic box or convex mesh without a margin can meet another or a
+        # cylinder or cone (pair setup decides per pair)
         cfg = self.config
         kinds = np.array([model.sdfs[sdf[s]].geometry.kind if sdf[s] >= 0 else -1 for s in range(n)])
-        boxes = hydro & (kinds == BOX) & (np.asarray(model.shape_margin, dtype=float) == 0.0)
+        no_margin = hydro & (np.asarray(model.shape_margin, dtype=float) == 0.0)
+        flat = no_margin & np.isin(kinds, (BOX, CONVEX_MESH))
+        round_ = no_margin & np.isin(kinds, (CYLINDER, CONE))
         self.polygons = bool(cfg.flat_polygons and cfg.exact_primitives and cfg.interface == "continuous"
-                             and boxes.sum() >= 2)
+                             and flat.sum() >= 1 and flat.sum() + round_.sum() >= 2)
         self.is_hydro = hydro
         self.sdf_view = model.sdf_pack.view(dev)
         box_lo = np.zeros((n, 3))

@@ -1,33 +1,37 @@
-"""Stage 4b — flat patches of box pairs as polygons, exactly, at a cost that does not grow with
-the patch.
+"""Stage 4b — flat patches as polygons, exactly, at a cost that does not grow with the patch:
+pairs of boxes or convex meshes here, a cylinder's or cone's caps on them in :mod:`.axial` (the
+kernel below runs both routes).
 
-Inside a box its distance is the largest of its six face planes' signed distances, a
-piecewise-linear field: the region where face i is the largest is a convex polyhedron, and
-there φ is that face's plane. For two boxes A and B (both hydroelastic, no contact margins, so
-the overlap lies inside both), every piece of the patch lies on one plane per pair of faces
-(i of A, j of B): where kA·a_i = kB·b_j, with a_i, b_j the two planes' signed distances. The
-piece is that plane clipped to the region where a_i and b_j are the largest of their box's
-planes and to the band s = a_i + b_j <= gap — a convex polygon. Its fan triangles go through
-the same contact math as marching cubes' triangles (:func:`~hydro.contact.contacts.triangle_contact`);
-both fields are linear on them, so area, force, the centre of pressure and the depth are exact.
-Each fan triangle is cut into m² equal triangles, m = ⌈√(2·area) / ℓ⌉ (at most 8), ℓ the smaller
-box's shortest edge over ``HydroelasticConfig.polygon_cells``: the force and torque are exact
+Inside a box or a convex mesh its distance is the largest of its face planes' signed distances
+(``SDFView.planes``: a box's six, a convex mesh's distinct planes), a piecewise-linear field: the
+region where plane i is the largest is a convex polyhedron, and there φ is that plane. For two
+such shapes A and B (both hydroelastic, no contact margins, so the overlap lies inside both),
+every piece of the patch lies on one plane per pair of planes (i of A, j of B): where
+kA·a_i = kB·b_j, with a_i, b_j the two planes' signed distances. The piece is that plane clipped
+to the region where a_i and b_j are the largest of their shape's planes and to the band
+s = a_i + b_j <= gap — a convex polygon. Its fan triangles go through the same contact math as
+marching cubes' triangles (:func:`~hydro.contact.contacts.triangle_contact`); both fields are
+linear on them, so area, force, the centre of pressure and the depth are exact. Each fan triangle
+is cut into m² equal triangles, m = ⌈√(2·area) / ℓ⌉ (at most 8), ℓ the smaller shape's shortest
+bounding-box edge over ``HydroelasticConfig.polygon_cells``: the force and torque are exact
 either way, but a solver that linearises the contacts (stiffness at fixed points) needs them
 spread over the face to resist tilting — a face as two triangles resists no rotation about their
 shared diagonal, and a box rocks on it. The thin rim bands stay whole.
 
 A 0.1 m box resting on a ground makes 5 polygons (the face and four 45° rim bands): 2·6² + 8
 triangles at the default ``polygon_cells`` = 6, where marching cubes at 64³ makes about 7,000.
-Pair setup sends a pair here (route
-:data:`~hydro.contact.pair_setup.ROUTE_POLYTOPE`) when both shapes are boxes evaluated exactly, the
-interface is continuous and neither shape has a contact margin (a margin puts part of the overlap
-outside a box, where its distance near edges is not a plane); every other pair goes through
-refinement and marching cubes. With a contact gap, speculative contacts outside the overlap take
-the planes as the field there too (the true distance is larger near edges and corners).
+Pair setup sends a pair here (route :data:`~hydro.contact.pair_setup.ROUTE_POLYTOPE`) when both
+shapes are boxes or convex meshes (of at most ``MAX_POLYTOPE_PLANES`` planes) evaluated exactly,
+the interface is continuous and neither shape has a contact margin (a margin puts part of the
+overlap outside a shape, where its distance near edges is not a plane); every other pair but the
+axial route's goes through refinement and marching cubes. With a contact gap, speculative
+contacts outside the overlap take the planes as the field there too (the true distance is larger
+near edges and corners).
 
-Only the face pairs whose regions can meet the boxes' overlap are clipped (:func:`_face_masks`: a
-box resting on another, 5 of the 36). Clipping uses two rows of 16 vertices per pair in a scratch
-buffer (``POLYGON_SCRATCH`` floats).
+Only the plane pairs whose regions can meet the shapes' overlap are clipped (:func:`_face_masks`
+over the overlap of their bounding boxes: a box resting on another, 5 of the 36). Clipping uses
+two rows of ``MAX_POLYGON`` vertices per pair in a scratch buffer (``POLYGON_SCRATCH`` floats);
+a polygon has at most 4 + one vertex per clipping plane, so it always fits.
 """
 
 from __future__ import annotations
@@ -35,94 +39,29 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn, kernel, lower_bound
-from ..sdf.layout import F_PRIMITIVE
+from ..sdf.layout import I_PLANE_COUNT
 from .contacts import DEGENERATE_AREA, emit_triangle, triangle_is_contact
-from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_R_AB, PF_T_AB, PF_VOXEL_B, PI_ROUTE, PI_SDF_A, PI_SDF_B,
-                         ROUTE_POLYTOPE)
+from .pair_setup import (MAX_POLYTOPE_PLANES, PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ROUTE, PI_SDF_A,
+                         PI_SDF_B, ROUTE_AXIAL, ROUTE_POLYTOPE, overlap_box, possible_planes, shape_box, shape_plane)
+from .axial import AXIAL_SCRATCH, axial_contacts
 
 MAX_SUBDIVISION = 8  # cuts per edge of a fan triangle: at most 64 triangles each
-MAX_POLYGON = 16  # vertices of a clipped polygon: 4 + one per clip (11 clips)
-POLYGON_SCRATCH = 2 * 3 * MAX_POLYGON  # two ping-pong rows of (x, y, z) per vertex
-BOX_FACES = 6
-
-
-@device_fn(inline=True)
-def box_face_plane(pair_f, p, sdf, s, side, face):
-    """Face ``face`` (axis face >> 1, outward sign + for even faces) of box SDF ``s`` as a plane in
-    B's frame: (nx, ny, nz, c) with the face's signed distance n·x + c. ``side`` 0: the box is
-    shape A (seen through the pair transform), 1: shape B."""
-    axis = face >> 1
-    sign = 1.0 if (face & 1) == 0 else -1.0
-    half = sdf.params_f[s, F_PRIMITIVE + axis]
-    if side == 1:
-        nx = sign if axis == 0 else 0.0
-        ny = sign if axis == 1 else 0.0
-        nz = sign if axis == 2 else 0.0
-        return nx, ny, nz, -half
-    # A-local coordinate ``axis`` of a B-local point x is R_AB[axis, :]·x + t_AB[axis]
-    r = PF_R_AB + 3 * axis
-    return (sign * pair_f[p, r], sign * pair_f[p, r + 1], sign * pair_f[p, r + 2],
-            sign * pair_f[p, PF_T_AB + axis] - half)
-
-
-@device_fn(inline=False)
-def _possible_faces(pair_f, p, sdf, s, side, cx, cy, cz, hx, hy, hz):
-    """Bit i set for each face i of box ``s`` (``side`` as in :func:`box_face_plane`) whose region
-    (where its plane is the box's largest) meets the B-frame box of centre c and half extents h.
-    A face is left out when, for another face k, a_i − a_k < 0 over the whole box (a linear
-    function, so at the corner that maximises it): no piece of the patch can lie on it there."""
-    mask = 0
-    for i in range(BOX_FACES):
-        nx, ny, nz, c = box_face_plane(pair_f, p, sdf, s, side, i)
-        possible = True
-        for k in range(BOX_FACES):
-            if k != i and possible:
-                kx, ky, kz, kc = box_face_plane(pair_f, p, sdf, s, side, k)
-                dx = nx - kx
-                dy = ny - ky
-                dz = nz - kz
-                if dx * cx + dy * cy + dz * cz + (c - kc) + abs(dx) * hx + abs(dy) * hy + abs(dz) * hz < 0.0:
-                    possible = False
-        if possible:
-            mask |= 1 << i
-    return mask
+MAX_POLYGON = 4 + 2 * MAX_POLYTOPE_PLANES  # vertices of a clipped polygon: 4 + one per clip
+POLYGON_SCRATCH = max(2 * 3 * MAX_POLYGON, AXIAL_SCRATCH)  # two ping-pong rows of (x, y, z) per vertex;
+#                                                            the axial route's planes and node intervals
 
 
 @device_fn(inline=False)
 def _face_masks(pair_f, p, sdf, sa, sb, gap):
-    """(faces of A, faces of B) that can hold a piece of the pair's patch (:func:`_possible_faces`
-    over the overlap of the two boxes grown by the gap, in B's frame, where every piece lies: on
-    the interface a_i and b_j share their sign and a_i + b_j <= gap); (0, 0) when they do not
-    overlap."""
-    # A's box in B's frame: centre −R_ABᵀ·t_AB, half extents |R_AB|ᵀ·h_A
-    lo_x = lo_y = lo_z = 0.0
-    hi_x = hi_y = hi_z = 0.0
-    for axis in range(3):
-        ca = 0.0
-        ha = 0.0
-        for k in range(3):
-            r = pair_f[p, PF_R_AB + 3 * k + axis]
-            ca -= r * pair_f[p, PF_T_AB + k]
-            ha += abs(r) * sdf.params_f[sa, F_PRIMITIVE + k]
-        hb = sdf.params_f[sb, F_PRIMITIVE + axis]
-        lo = max(ca - ha, -hb) - gap
-        hi = min(ca + ha, hb) + gap
-        if axis == 0:
-            lo_x, hi_x = lo, hi
-        elif axis == 1:
-            lo_y, hi_y = lo, hi
-        else:
-            lo_z, hi_z = lo, hi
-    if hi_x < lo_x or hi_y < lo_y or hi_z < lo_z:
+    """(planes of A, planes of B) that can hold a piece of the pair's patch
+    (:func:`~hydro.contact.pair_setup.possible_planes` over the overlap of the two shapes' boxes
+    grown by the gap, in B's frame, where every piece lies: on the interface a_i and b_j share
+    their sign and a_i + b_j <= gap); (0, 0) when they do not overlap."""
+    ok, cx, cy, cz, hx, hy, hz = overlap_box(pair_f, p, sdf, sa, sb, gap)
+    if not ok:
         return 0, 0
-    cx = 0.5 * (lo_x + hi_x)
-    cy = 0.5 * (lo_y + hi_y)
-    cz = 0.5 * (lo_z + hi_z)
-    hx = 0.5 * (hi_x - lo_x)
-    hy = 0.5 * (hi_y - lo_y)
-    hz = 0.5 * (hi_z - lo_z)
-    return (_possible_faces(pair_f, p, sdf, sa, 0, cx, cy, cz, hx, hy, hz),
-            _possible_faces(pair_f, p, sdf, sb, 1, cx, cy, cz, hx, hy, hz))
+    return (possible_planes(pair_f, p, sdf, sa, 0, cx, cy, cz, hx, hy, hz),
+            possible_planes(pair_f, p, sdf, sb, 1, cx, cy, cz, hx, hy, hz))
 
 
 @device_fn(inline=True)
@@ -166,8 +105,8 @@ def _clip(scratch, p, src, n, dst, nx, ny, nz, c):
 def _face_polygon(pair_f, p, sdf, sa, sb, i, j, ka, kb, gap, reach, scratch):
     """The polygon of faces (i of A, j of B) in row 0 or 1 of ``scratch[p]``: (row, vertex count,
     plane normal, and the two planes), count 0 when the faces share no piece of the patch."""
-    anx, any_, anz, ac = box_face_plane(pair_f, p, sdf, sa, 0, i)
-    bnx, bny, bnz, bc = box_face_plane(pair_f, p, sdf, sb, 1, j)
+    anx, any_, anz, ac = shape_plane(pair_f, p, sdf, sa, 0, i)
+    bnx, bny, bnz, bc = shape_plane(pair_f, p, sdf, sb, 1, j)
     # the interface plane kA·a_i − kB·b_j = 0, normal along increasing f (from A toward B)
     nx = ka * anx - kb * bnx
     ny = ka * any_ - kb * bny
@@ -178,10 +117,12 @@ def _face_polygon(pair_f, p, sdf, sa, sb, i, j, ka, kb, gap, reach, scratch):
         return 0, 0, nx, ny, nz, anx, any_, anz, ac, bnx, bny, bnz, bc
     inv = 1.0 / math.sqrt(nn)
     ux, uy, uz = nx * inv, ny * inv, nz * inv
-    # a square on the plane around B's centre projected onto it, large enough to hold the piece
-    ox = -c * inv * ux
-    oy = -c * inv * uy
-    oz = -c * inv * uz
+    # a square on the plane around B's box's centre projected onto it, large enough to hold the piece
+    qx, qy, qz, hx, hy, hz = shape_box(pair_f, p, sdf, sb, 1)
+    dist = (nx * qx + ny * qy + nz * qz + c) * inv
+    ox = qx - dist * ux
+    oy = qy - dist * uy
+    oz = qz - dist * uz
     if abs(ux) < 0.57735:
         ex, ey, ez = 0.0, uz, -uy
     elif abs(uy) < 0.57735:
@@ -202,14 +143,14 @@ def _face_polygon(pair_f, p, sdf, sa, sb, i, j, ka, kb, gap, reach, scratch):
     n = 4
     row = 0
     # face i is A's largest plane: a_k − a_i <= 0 for every other face k; likewise j for B
-    for k in range(BOX_FACES):
+    for k in range(sdf.params_i[sa, I_PLANE_COUNT]):
         if k != i and n > 0:
-            kx, ky, kz, kc = box_face_plane(pair_f, p, sdf, sa, 0, k)
+            kx, ky, kz, kc = shape_plane(pair_f, p, sdf, sa, 0, k)
             n = _clip(scratch, p, row, n, 1 - row, kx - anx, ky - any_, kz - anz, kc - ac)
             row = 1 - row
-    for k in range(BOX_FACES):
+    for k in range(sdf.params_i[sb, I_PLANE_COUNT]):
         if k != j and n > 0:
-            kx, ky, kz, kc = box_face_plane(pair_f, p, sdf, sb, 1, k)
+            kx, ky, kz, kc = shape_plane(pair_f, p, sdf, sb, 1, k)
             n = _clip(scratch, p, row, n, 1 - row, kx - bnx, ky - bny, kz - bnz, kc - bc)
             row = 1 - row
     if n > 0:  # within the band s = a_i + b_j <= gap
@@ -232,11 +173,21 @@ def _vertex(scratch, p, row, v):
 @device_fn
 def _polytope_item(p, write, pairs, sdf, scratch, cells, block_pair, block_count, block_offsets, counts, offsets,
                    contact_f, contact_i, triangle_f, capacity):
-    if pairs.i[p, PI_ROUTE] != ROUTE_POLYTOPE:
+    route = pairs.i[p, PI_ROUTE]
+    if route != ROUTE_POLYTOPE and route != ROUTE_AXIAL:
         if not write:
             counts[p] = 0
         return
     if write and counts[p] == 0:
+        return
+    if route == ROUTE_AXIAL:
+        o = 0
+        if write:
+            o = offsets[p] + block_offsets[lower_bound(block_pair, block_count, p + 1)]
+        n_axial = axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i, triangle_f,
+                                 capacity)
+        if not write:
+            counts[p] = n_axial
         return
     pair_f = pairs.f
     sa = pairs.i[p, PI_SDF_A]
@@ -247,22 +198,20 @@ def _polytope_item(p, write, pairs, sdf, scratch, cells, block_pair, block_count
     gap = pair_f[p, PF_GAP]
     h = pair_f[p, PF_VOXEL_B]
     # half the square's edge: on the plane kB·b_j and kA·a_i agree in sign, so s <= gap puts the
-    # piece inside B's box grown by the gap, within twice its half-extents' L1 norm of the point
-    # where the square is centred (B's centre projected on the plane)
-    reach = 6.0 * gap
-    for k in range(3):
-        reach += 2.0 * sdf.params_f[sb, F_PRIMITIVE + k]
-    # the cut: the smaller box's shortest edge over ``cells``
-    edge = 2.0 * min(sdf.params_f[sa, F_PRIMITIVE], sdf.params_f[sb, F_PRIMITIVE]) / cells
-    for k in range(1, 3):
-        edge = min(edge, 2.0 * min(sdf.params_f[sa, F_PRIMITIVE + k], sdf.params_f[sb, F_PRIMITIVE + k]) / cells)
+    # piece inside B (in its bounding box) grown by the gap, within twice the box's half-extents' L1
+    # norm of the point where the square is centred (the box's centre projected on the plane)
+    ax_, ay_, az_, ahx, ahy, ahz = shape_box(pair_f, p, sdf, sa, 1)  # A's own half extents (unrotated)
+    bx_, by_, bz_, bhx, bhy, bhz = shape_box(pair_f, p, sdf, sb, 1)
+    reach = 6.0 * gap + 2.0 * (bhx + bhy + bhz)
+    # the cut: the smaller shape's shortest box edge over ``cells``
+    edge = 2.0 * min(min(ahx, min(ahy, ahz)), min(bhx, min(bhy, bhz))) / cells
     o = 0
     if write:
         o = offsets[p] + block_offsets[lower_bound(block_pair, block_count, p + 1)]
     n_out = 0
     faces_a, faces_b = _face_masks(pair_f, p, sdf, sa, sb, gap)
-    for i in range(BOX_FACES):
-        for j in range(BOX_FACES):
+    for i in range(sdf.params_i[sa, I_PLANE_COUNT]):
+        for j in range(sdf.params_i[sb, I_PLANE_COUNT]):
             if (faces_a >> i) & 1 == 0 or (faces_b >> j) & 1 == 0:
                 continue
             row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc = _face_polygon(

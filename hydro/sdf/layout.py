@@ -189,7 +189,13 @@ I_ATLAS_OFFSET = 9
 I_SLOPES_OFFSET = 10  # into the float32 ``coarse`` array: BRICK_BOUNDS values per brick
 I_PRIMITIVE = 11  # the primitive's kind code (hydro.geometry.primitives), −1 for a mesh: its exact φ
 I_MESH = 12  # a mesh's exact field: offset of its bricks' rows in ``mesh_index`` (−1: none; hydro.sdf.mesh_field)
-I_COUNT = 13
+I_PLANES = 13  # first row of the shape's planes in ``SDFView.planes`` (see PLANE_ROWS_EXTRA)
+I_PLANE_COUNT = 14  # how many planes: a box's 6 faces, a convex mesh's distinct faces, a cylinder's 2
+#                     caps, a cone's base; 0 for the other shapes
+I_COUNT = 15
+#: Rows of ``SDFView.planes`` after a shape's planes: its local bounding box's centre, then its half
+#: extents (x, y, z, 0 each)
+PLANE_ROWS_EXTRA = 2
 #: Values stored per brick at ``I_SLOPES_OFFSET``: bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the
 #: stored field, then (for a primitive) a bound on |exact φ − stored φ| inside the brick, then 1
 #: where the exact field may be curved inside the brick and 0 where it is affine (a box away from
@@ -217,3 +223,5 @@ class SDFView(NamedTuple):
     mesh_ids: Any  # int32: candidate triangles of each cell, nearest to the cell's centre first
     mesh_key: Any  # float32: lower bound on each candidate's distance from its cell's centre
     mesh_tri: Any  # (T, MESH_TRI_VALUES) float32: corners, vertex and edge pseudo-normals
+    planes: Any  # (Σ (plane count + PLANE_ROWS_EXTRA), 4) float64: (n, c) with n·x + c the plane's signed
+    #              distance (n outward, unit), local frame; inside a box or convex mesh φ is their max

@@ -8,7 +8,8 @@ from ..backend import get_device
 from ..geometry.primitives import PRIMITIVE_KINDS
 from .layout import (B_CURVED, B_EXACT_GAP, BRICK_BOUNDS, F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_INV_VOXEL, F_JUMP, F_OFFSET,
                      F_ORIGIN, F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET,
-                     I_COUNT, I_FORMAT, I_MESH, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET, MESH_TRI_VALUES, SDFView)
+                     I_COUNT, I_FORMAT, I_MESH, I_PLANE_COUNT, I_PLANES, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET,
+                     I_SLOT_OFFSET, MESH_TRI_VALUES, SDFView)
 from .sample import EXACT_PHI, GRID_PHI, SAMPLE_PHI, SAMPLE_PHI_GRAD
 
 
@@ -28,6 +29,8 @@ class SDFPack:
     | ``mesh_index`` … ``mesh_tri`` | | meshes' exact fields (:mod:`hydro.sdf.mesh_field`): per brick |
     |  |  | its row of cells, per cell its candidates' range, their ids (offset to the packed |
     |  |  | triangles) and lower bounds, the triangles |
+    | ``planes`` | (Σ rows, 4) float64 | each shape's flat faces (:func:`shape_planes`), then its |
+    |  |  | bounding box's centre and half extents |
     """
 
     def __init__(self, sdfs):
@@ -42,6 +45,8 @@ class SDFPack:
         slot_off = coarse_off = 0
         mesh_index, mesh_cells, mesh_ids, mesh_key, mesh_tri = [], [], [], [], []
         index_off = rows_off = entries_off = tri_off = 0
+        planes = []
+        plane_off = 0
         for s, sdf in enumerate(sdfs):
             fmt = sdf.settings.texture_format
             pf[s, F_ORIGIN : F_ORIGIN + 3] = sdf.origin
@@ -81,6 +86,11 @@ class SDFPack:
                 rows_off += mf.rows
                 entries_off += n_entries
                 tri_off += len(mf.tri)
+            rows, count = shape_planes(sdf.geometry)
+            pi[s, I_PLANES] = plane_off
+            pi[s, I_PLANE_COUNT] = count
+            planes.append(rows)
+            plane_off += len(rows)
             slots.append(sdf.brick_slot.ravel())
             coarse.append(sdf.coarse.ravel())
             bounds = np.zeros((sdf.brick_count, BRICK_BOUNDS), np.float32)
@@ -115,6 +125,7 @@ class SDFPack:
         self.mesh_key = cat(mesh_key, np.float32) if entries_off else np.zeros(1, np.float32)
         self.mesh_tri = (np.ascontiguousarray(np.concatenate(mesh_tri).astype(np.float32)) if tri_off
                          else np.zeros((1, MESH_TRI_VALUES), np.float32))
+        self.planes = np.ascontiguousarray(np.concatenate(planes)) if planes else np.zeros((1, 4))
         self._views = {}
 
     def __len__(self) -> int:
@@ -126,7 +137,8 @@ class SDFPack:
         dev = get_device(device)
         if dev.name not in self._views:
             host = SDFView(self.params_f, self.params_i, self.slots, self.coarse, self.atlas_f32, self.atlas_u16,
-                           self.atlas_u8, self.mesh_index, self.mesh_cells, self.mesh_ids, self.mesh_key, self.mesh_tri)
+                           self.atlas_u8, self.mesh_index, self.mesh_cells, self.mesh_ids, self.mesh_key, self.mesh_tri,
+                           self.planes)
             self._views[dev.name] = SDFView(*(dev.asarray(a) for a in host))
         return self._views[dev.name]
 
@@ -184,3 +196,51 @@ class SDFPack:
         dev.launch(GRID_PHI, len(out), int(shape), int(lo[0]), int(lo[1]), int(lo[2]), int(count[0]), int(count[1]),
                    self.view(dev), out)
         return dev.to_host(out).reshape(count[2], count[1], count[0])
+
+
+#: Two planes are one face when their normals agree to this (|1 − n·n'|) and their offsets to this
+#: fraction of the shape's size: a convex hull's coplanar triangles give one plane each.
+PLANE_MERGE = 1e-9
+
+
+def shape_planes(geometry):
+    """``(rows, count)``: the flat faces of ``geometry`` as planes (n, c), n·x + c its signed
+    distance (n outward, unit; local frame), ``count`` of them, then two rows: the shape's local
+    bounding box's centre and half extents. A box: its six faces (face f along axis f // 2, + for
+    even f); a convex mesh: its distinct face planes (coplanar triangles merged); a cylinder: its
+    two caps (+z, −z); a cone: its base (−z); any other shape: none."""
+    from ..geometry.primitives import BOX, CONE, CONVEX_MESH, CYLINDER
+
+    kind = geometry.kind
+    if kind == BOX:
+        half = np.asarray(geometry.params()[:3], dtype=float)
+        rows = []
+        for f in range(6):
+            n = np.zeros(3)
+            n[f >> 1] = 1.0 if f % 2 == 0 else -1.0
+            rows.append([*n, -half[f >> 1]])
+        centre = np.zeros(3)
+    elif kind in (CYLINDER, CONE):
+        r, hh = (float(v) for v in geometry.params()[:2])
+        rows = [[0.0, 0.0, 1.0, -hh], [0.0, 0.0, -1.0, -hh]] if kind == CYLINDER else [[0.0, 0.0, -1.0, -hh]]
+        half = np.array([r, r, hh])
+        centre = np.zeros(3)
+    elif kind == CONVEX_MESH:
+        v = np.asarray(geometry.vertices, dtype=float)
+        lo, hi = v.min(axis=0), v.max(axis=0)
+        centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+        size = float(np.linalg.norm(hi - lo))
+        rows = np.zeros((0, 4))
+        for q in np.asarray(geometry.planes, dtype=float):
+            n, d = q[:3], q[3]
+            same = (np.abs(1.0 - rows[:, :3] @ n) <= PLANE_MERGE) & (np.abs(rows[:, 3] + d) <= PLANE_MERGE * size)
+            if not np.any(same):
+                rows = np.vstack([rows, [*n, -d]])
+    else:
+        return np.zeros((2, 4)), 0
+    out = np.zeros((len(rows) + 2, 4))
+    if len(rows):
+        out[:len(rows)] = rows
+    out[len(rows), :3] = centre
+    out[len(rows) + 1, :3] = half
+    return out, len(rows)

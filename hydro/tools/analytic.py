@@ -127,6 +127,74 @@ def cylinder_on_box(depth: float, radius: float, length: float, *, k: float = 1e
     return ClosedForm(k * V, A, -d / 2)
 
 
+def cylinder_end_on_box(depth: float, radius: float, *, k_cylinder: float = 1e9, k_box: float = 1e9) -> ClosedForm:
+    """Cylinder of ``radius`` standing on its flat end, pressed ``depth`` into a larger box's top
+    face (z = 0); any stiffness ratio (the cylinder's length more than the overlap).
+
+    Inside the cylinder (k_c; its end at z = −d) φ_c = max(−d − z, ρ − R) (the end face or the
+    curved side, whichever is nearer); inside the box (k_b) φ_b = z. The patch k_c·φ_c = k_b·φ_b:
+
+    - under the end face, the disk ρ <= a at z = −d·k_c/(k_c + k_b), pressure k_eff·d
+      (k_eff = k_c·k_b/(k_c + k_b)); the end face is the nearer while −d − z >= ρ − R, so
+      a = R − w with the rim band's width w = d·k_b/(k_c + k_b) (w = d/2 for equal stiffness,
+      → d under a much stiffer box);
+    - the rim band a < ρ < R, where the side is the nearer: the cone z = (k_c/k_b)·(ρ − R),
+      pressure k_c·(R − ρ), rising to the rim ρ = R, z = 0 where the undeformed surfaces meet.
+
+    P_z = ∫ p dA_xy (n_z dA is the projected area):
+
+        P_z = k_eff·d·π a² + 2π k_c ∫_a^R (R − ρ) ρ dρ = k_eff·d·π a² + (π k_c/3)·w²·(R + 2a),
+
+    and the area A = π a² + π (R² − a²)·√(k_c² + k_b²)/k_b (the band's slope is k_c/k_b). The
+    tests check P_z against a quadrature of the defining integral (root-finding the interface on
+    each ray) that does not use this algebra.
+    """
+    d, R = float(depth), float(radius)
+    if d <= 0.0:
+        return ClosedForm(0.0, 0.0, 0.0)
+    kc, kb = float(k_cylinder), float(k_box)
+    w = d * kb / (kc + kb)
+    if w > R:
+        raise ValueError(f"depth {d} is outside the closed form's range (the rim band {w} is wider than R)")
+    a = R - w
+    k_eff = kc * kb / (kc + kb)
+    force = k_eff * d * math.pi * a * a + (math.pi * kc / 3.0) * w * w * (R + 2.0 * a)
+    area = math.pi * a * a + math.pi * (R * R - a * a) * math.hypot(kc, kb) / kb
+    return ClosedForm(force, area, -d * kc / (kc + kb))
+
+
+def prism_on_box(depth: float, polygon, *, k: float = 1e9) -> ClosedForm:
+    """A right prism (convex cross-section ``polygon`` (N, 2), counter-clockwise) resting flat on a
+    larger box, overlap ``depth`` (equal stiffness; the cube's closed form for any convex polygon).
+
+    With t the distance from a point of the cross-section to its nearest side face, the patch is at
+    z* = −min(t, w), w = d/2 (flat under the middle, a 45° ramp in the rim band). The region
+    t >= s is the polygon offset inward by s, of area S − L·s + C·s² (S its area, L its
+    perimeter, C = Σ cot(θ_i/2) over its interior angles θ_i), so
+
+        V = ∫∫ min(t, w) dA = ∫_0^w (S − L·s + C·s²) ds = S·w − L·w²/2 + C·w³/3,
+
+    valid while the offset polygon keeps every side (w below the shortest side's reach), and
+    A = (S − L·w + C·w²) + √2·(L·w − C·w²).
+    """
+    d = float(depth)
+    if d <= 0.0:
+        return ClosedForm(0.0, 0.0, 0.0)
+    q = np.asarray(polygon, dtype=float)
+    e = np.roll(q, -1, axis=0) - q
+    S = 0.5 * float(np.sum(q[:, 0] * np.roll(q[:, 1], -1) - np.roll(q[:, 0], -1) * q[:, 1]))
+    L = float(np.linalg.norm(e, axis=1).sum())
+    # interior angle at vertex i between the edges into and out of it
+    a_in = -np.roll(e, 1, axis=0)
+    cos = np.einsum("ij,ij->i", a_in, e) / (np.linalg.norm(a_in, axis=1) * np.linalg.norm(e, axis=1))
+    theta = np.arccos(np.clip(cos, -1.0, 1.0))
+    C = float(np.sum(1.0 / np.tan(theta / 2)))
+    w = d / 2
+    V = S * w - L * w * w / 2 + C * w**3 / 3
+    inner = S - L * w + C * w * w
+    return ClosedForm(k * V, inner + math.sqrt(2.0) * (S - inner), -w)
+
+
 def half_space_force(phi, lo, hi, *, k_shape: float = 1e9, k_box: float = 1e9, spacing: float,
                      depth_scale: float) -> ClosedForm:
     """The hydroelastic force on a shape pressed into a box's top face (z = 0, a half space below

@@ -66,3 +66,28 @@ def test_pipeline_parity_exact_meshes():
             np.testing.assert_allclose(got, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30), err_msg=name)
         else:
             np.testing.assert_array_equal(got, arr, err_msg=name)
+
+
+def test_flat_routes_parity():
+    # stage 4b's two routes under the simulator against the CPU: a convex mesh's polygons and a
+    # cylinder's axial route on a box
+    from hydro.geometry import ConvexMesh, Cylinder
+
+    th = np.arange(6) * np.pi / 3
+    ring = 0.03 * np.c_[np.cos(th), np.sin(th)]
+    prism = ConvexMesh.from_points(np.concatenate([np.c_[ring, np.full(6, -0.02)], np.c_[ring, np.full(6, 0.02)]]))
+    m = shapes([Box((0.3, 0.3, 0.1)), prism, Cylinder(0.03, 0.06)], stiffness=[2e9, 1e9, 1e9], resolution=16,
+               gap=[0.0, 0.0, 0.001])
+    poses = np.array([pose((0, 0, -0.05)), pose((-0.06, 0, 0.018), (1, 0, 0), 0.05), pose((0.06, 0, 0.028))])
+    cfg = HydroelasticConfig(reduce_contacts=False, polygon_cells=1)
+    cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
+    sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
+    assert cpu.counts["polygon_triangles"] > 10 and cpu.counts["triangles"] == 0
+    for key, value in sim.counts.items():
+        assert cpu.counts[key] == value, key
+    for name, arr in cpu.patch.as_dict().items():
+        got = getattr(sim.patch, name)
+        if arr.dtype.kind == "f":
+            np.testing.assert_allclose(got, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30), err_msg=name)
+        else:
+            np.testing.assert_array_equal(got, arr, err_msg=name)
