@@ -350,7 +350,10 @@ def axial_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i
                                 bz += da * z
                                 if gap != 0.0:
                                     continue
-                            pr = -kb * (phq if r_side == 0 else phr)
+                            # p = −k_eff·s (= −kB·φB on the interface; off it, and when B is the far
+                            # stiffer shape whose φ there is rounding, it follows the softer field:
+                            # contacts.triangle_contact's rule, issue 27)
+                            pr = -keff * (phr + phq)
                             area += da
                             fp += pr * da
                             s_int += (phr + phq) * da
