@@ -27,7 +27,10 @@ interpolated field near kinks. Each also gets its field's largest jump (where a 
 brick meets a fine one, measured when the SDF is built), and, when stage 4 evaluates the
 shape's exact distance (a primitive, ``HydroelasticConfig.exact_primitives``), the bricks' bound
 on how far the exact field lies from the stored one, so no cell that the exact interface
-crosses is dropped.
+crosses is dropped. Such a field is then taken at its exact value at the centre, its change
+bounded by the smaller of that and the Lipschitz bound √3·a; when both fields are exact convex
+primitives, their subgradients bound eA, eB and eA + eB from below (:func:`_convex_lows`), and a
+block is kept only if one of its voxels passes too (:func:`_some_voxel_may_hold_patch`).
 
 Every level is count → exclusive scan → scatter through one kernel with a ``write`` flag, so
 both passes make the same decisions and the order is the same on every target.
