@@ -258,6 +258,62 @@ def primitive_phi3(kind, p0, p1, p2, x, y, z):
 
 
 @device_fn(inline=True)
+def _sign(v):
+    return -1.0 if v < 0.0 else 1.0
+
+
+@device_fn(inline=False)
+def primitive_subgradient3(kind, p0, p1, p2, x, y, z):
+    """A subgradient (gx, gy, gz, ok) of the exact signed distance of primitive ``kind`` at local
+    (x, y, z), for the kinds that have one here (sphere, box, capsule, cylinder; ``ok`` False for
+    the others). Every primitive is convex, so its signed distance is a convex function and
+    φ(x + d) ≥ φ(x) + g·d for every d: a lower bound over a cell that follows the surface's
+    direction (where the gradient is not unique, any one of the active pieces' gradients is a
+    subgradient; at a sphere's centre, 0)."""
+    if kind == SPHERE:
+        n = math.sqrt(x * x + y * y + z * z)
+        if n == 0.0:
+            return 0.0, 0.0, 0.0, True
+        return x / n, y / n, z / n, True
+    if kind == CAPSULE:
+        dz = z - min(max(z, -p1), p1)
+        n = math.sqrt(x * x + y * y + dz * dz)
+        if n == 0.0:
+            return 0.0, 0.0, 0.0, True
+        return x / n, y / n, dz / n, True
+    if kind == BOX:
+        qx = abs(x) - p0
+        qy = abs(y) - p1
+        qz = abs(z) - p2
+        if qx > 0.0 or qy > 0.0 or qz > 0.0:  # outside: towards the nearest point
+            ox = max(qx, 0.0)
+            oy = max(qy, 0.0)
+            oz = max(qz, 0.0)
+            n = math.sqrt(ox * ox + oy * oy + oz * oz)
+            return _sign(x) * ox / n, _sign(y) * oy / n, _sign(z) * oz / n, True
+        if qx >= qy and qx >= qz:  # inside: the nearest face's normal
+            return _sign(x), 0.0, 0.0, True
+        if qy >= qz:
+            return 0.0, _sign(y), 0.0, True
+        return 0.0, 0.0, _sign(z), True
+    if kind == CYLINDER:
+        rho = math.sqrt(x * x + y * y)
+        dr = rho - p0
+        dz = abs(z) - p1
+        ux = x / rho if rho > 0.0 else 0.0
+        uy = y / rho if rho > 0.0 else 0.0
+        if dr > 0.0 or dz > 0.0:
+            orr = max(dr, 0.0)
+            oz = max(dz, 0.0)
+            n = math.sqrt(orr * orr + oz * oz)
+            return ux * orr / n, uy * orr / n, _sign(z) * oz / n, True
+        if dr >= dz:
+            return ux, uy, 0.0, True
+        return 0.0, 0.0, _sign(z), True
+    return 0.0, 0.0, 0.0, False
+
+
+@device_fn(inline=True)
 def primitive_phi(kind, params, x, y, z):
     """Exact signed distance of primitive ``kind`` with packed ``params`` at local (x, y, z)."""
     return primitive_phi3(kind, params[0], params[1], params[2], x, y, z)
