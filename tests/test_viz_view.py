@@ -88,7 +88,10 @@ def test_a_rebuilt_sdf_is_drawn_again():
     coarse = ps.get_surface_mesh(mesh).n_vertices()
     assert coarse < fine / 4  # the zero level set of the 16³ field, not the 64³ one (vertices ~ resolution²)
     plane = f"SDF {sphere} slice y=+0.0000"
-    assert ps.get_surface_mesh(plane).n_vertices() == (2 * 16 + 1) ** 2  # the slice samples the new field (2 per voxel)
+    new = view.model.sdfs[int(view.model.shape_sdf[sphere])]  # its grid: 16 voxels over the sphere, and the
+    nx, _, nz = new.resolution                               # bricks its contact gap adds on each side
+    assert max(new.resolution) < 64
+    assert ps.get_surface_mesh(plane).n_vertices() == (2 * nx + 1) * (2 * nz + 1)  # the new field, 2 per voxel
 
 
 def test_panel_runs_a_frame_and_applies_its_actions():

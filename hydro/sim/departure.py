@@ -6,7 +6,7 @@ shape (a ball dropped from 500 m passed through a 3 cm box and fell to z = −88
 :class:`DepartureWatch` makes the same two checks on the current poses every ``CHECK_EVERY``
 steps and warns (:class:`~hydro.errors.HydroWarning`) once per kind per simulation:
 
-- a dynamic body *left the scene's bounds* (the box around every shape at the start, widened on
+- a dynamic body *left the scene's bounds* (the box around every shape at the start and the planes under it, widened on
   every side by half its longest edge);
 - a dynamic body *left the ground*: a static shape was beneath it (along gravity) at the start,
   none is now — what tunnelling through a floor looks like.

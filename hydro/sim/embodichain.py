@@ -140,7 +140,7 @@ class ContactActorInfo:
     body_index: int
     """Index into the model's bodies; −1 for a static collider."""
     arena: str | None = None
-    """Its Arena: the prim path of its env (``/World/envs/env_<i>``, ``/World`` in a scene without envs);
+    """Its Arena: the prim path of its env (as :mod:`hydro.scene.paths` names it; ``/World`` in a scene without envs);
     None for a global static collider (in every Arena)."""
     arena_origin: tuple | None = None
     """m, world position of the Arena's origin (what ``position`` is relative to); None when global."""

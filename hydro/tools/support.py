@@ -161,6 +161,12 @@ def departure_warnings(model, body_q_history, gravity, times) -> list:
     bounded = kind == 0
     if bounded.any():
         blo, bhi = lo[bounded].min(0), hi[bounded].max(0)
+        # a plane bounds the scene where it passes under it: its point nearest the shapes' centre
+        # (a ball dropped onto a plane lands inside, not "outside the scene")
+        centre = 0.5 * (blo + bhi)
+        for s in np.flatnonzero(kind == 1):
+            foot = centre - float(np.dot(centre - lo[s], hi[s])) * hi[s]
+            blo, bhi = np.minimum(blo, foot), np.maximum(bhi, foot)
         widen = 0.5 * float((bhi - blo).max())
         blo, bhi = blo - widen, bhi + widen
         outside = np.any((centres < blo) | (centres > bhi), axis=-1) & dynamic  # (T, B)
@@ -172,7 +178,7 @@ def departure_warnings(model, body_q_history, gravity, times) -> list:
             c = centres[t, b]
             envs = sorted({int(model.body_env[i]) for i in left})
             out.append(f"{left.size} bodies in {len(envs)} env(s) left the scene's bounds ({_box_text(blo, bhi)}, the "
-                       f"box around every shape at the start widened by {widen:.3g} m): first {model.body_path[b]} at "
+                       f"box around every shape and the planes under them at the start, widened by {widen:.3g} m): first {model.body_path[b]} at "
                        f"({c[0]:.3g}, {c[1]:.3g}, {c[2]:.3g}) m at t = {times[t]:.4g} s")
     start = beneath(model, model.body_q0, gravity, static_only=True)
     end = beneath(model, hist[-1], gravity, static_only=True)
