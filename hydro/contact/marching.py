@@ -433,13 +433,23 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     n_neg = 0
     s_min = math.inf  # the smallest separation eA + eB of the points, and the largest |eA| + |eB|
     size = 0.0
+    hint = -1  # the previous point's nearest triangle of A, and the bound on the others there
+    bound = 0.0
+    px = py = pz = 0.0
     for g in range(BLOCK_POINTS):
         if grid_first:
             dx = g % BLOCK_SAMPLES
             dy = (g // BLOCK_SAMPLES) % BLOCK_SAMPLES
             dz = g // (BLOCK_SAMPLES * BLOCK_SAMPLES)
-            phi_a = _phi_a(p, pairs, sdf, sa, sdf.params_f[sb, F_ORIGIN] + (i + dx) * h,
-                           sdf.params_f[sb, F_ORIGIN + 1] + (j + dy) * h, sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h)
+            x = sdf.params_f[sb, F_ORIGIN] + (i + dx) * h
+            y = sdf.params_f[sb, F_ORIGIN + 1] + (j + dy) * h
+            z = sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h
+            move = math.sqrt((x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2)
+            ax, ay, az = b_to_a(pairs, p, x, y, z)
+            phi_a, hint, bound = field_phi_hint(sa, ax, ay, az, sdf, 1, hint, bound - move)
+            px = x
+            py = y
+            pz = z
             ea32 = float(np.float32(phi_a - ma))
         else:
             ea32 = float(corners[b, g])

@@ -339,7 +339,8 @@ def mesh_field_phi_hint(s, x, y, z, sdf, hint, bound):
     where the stored field answered). A caller evaluating again near a point passes that triangle
     as ``hint`` with ``bound`` the returned bound less the distance moved (still a lower bound on
     every other triangle's distance, the distance being 1-Lipschitz): when the hint is within it,
-    it is the nearest, found with one test instead of a search (−1: none)."""
+    it is the nearest, found with one test instead of a search; else the search starts from it
+    (−1: none)."""
     pf = sdf.params_f
     pi = sdf.params_i
     base = pi[s, I_MESH]
@@ -388,16 +389,16 @@ def mesh_field_phi_hint(s, x, y, z, sdf, hint, bound):
         px, py, pz, feat = _closest_on_triangle(
             x, y, z, float(tri[t, 0]), float(tri[t, 1]), float(tri[t, 2]), float(tri[t, 3]), float(tri[t, 4]),
             float(tri[t, 5]), float(tri[t, 6]), float(tri[t, 7]), float(tri[t, 8]))
-        dh = math.sqrt((x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2)
-        if dh <= bound:
-            best = dh
+        best = math.sqrt((x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2)
+        best_t = t
+        best_f = feat
+        qx = px
+        qy = py
+        qz = pz
+        if best <= bound:
             other = bound
-            best_t = t
-            best_f = feat
-            qx = px
-            qy = py
-            qz = pz
             e1 = e0  # certified: no search
+        # else a search that starts from it (its distance prunes the list at once)
     last = e0
     for e in range(e0, e1):
         last = e + 1
@@ -407,6 +408,8 @@ def mesh_field_phi_hint(s, x, y, z, sdf, hint, bound):
             last = e0
             break
         t = sdf.mesh_ids[e]
+        if t == hint:  # tested already
+            continue
         # the triangle's ball first: farther than the best, it cannot be nearer
         bx_ = x - float(tri[t, MESH_TRI_BALL])
         by_ = y - float(tri[t, MESH_TRI_BALL + 1])
