@@ -23,7 +23,7 @@ from numba import int64
 
 from ..backend import device_fn, kernel
 from ..sdf.layout import BRICK, F_ORIGIN, I_PRIMITIVE
-from ..sdf.sample import (exact_field_phi, field_phi, sdf_brick_slopes, sdf_grid_brick, sdf_grid_brick_value,
+from ..sdf.sample import (exact_field_phi, field_phi_hint, sdf_brick_slopes, sdf_grid_brick, sdf_grid_brick_value,
                           sdf_grid_phi, sdf_phi_reuse, sdf_slopes)
 from .contacts import emit_triangle, triangle_is_contact
 from .interface import interface_value
@@ -51,6 +51,11 @@ ROUNDING = 2.0**-22
 #: triangle there is inside, partly inside or speculative does not hinge on the sign of a
 #: rounding error (±1e-17 m; the float32 rounding of fields of about a voxel is 2⁻²⁴ of one)
 RIM_ROUNDING = 1e-7
+#: Voxels by which a crossing's separation eA + eB can fall below the smaller of its edge's points'
+#: (edge h): each field changes by at most the distance, at most h/2 from the nearer point, so 1
+#: for exact distances; 0.25 more covers stored fields (an interpolant of distance samples, its
+#: coarse bricks within 0.05 voxel of it, quantized)
+LIPSCHITZ_REACH = 1.25
 
 
 @device_fn(inline=True)
@@ -63,13 +68,15 @@ def _point_index(q, c):
 
 
 @device_fn(inline=True)
-def _field_values(p, pairs, sdf, x, y, z, exact, ma, mb):
+def _field_values(p, pairs, sdf, x, y, z, exact, ma, mb, hint_a, bound_a, hint_b, bound_b):
     """eA, eB at B-local (x, y, z) as stage 4 evaluates them (exactly for the fields flagged in
-    ``exact``, the pair's ``PI_EXACT`` bits; else the stored grids)."""
+    ``exact``, the pair's ``PI_EXACT`` bits; else the stored grids), with each mesh field's
+    nearest-triangle hint and bound (:func:`~hydro.sdf.sample.mesh_field_phi_hint`; −1: none):
+    (eA, eB, hint_a, bound_a, hint_b, bound_b) for the next evaluation near this point."""
     ax, ay, az = b_to_a(pairs, p, x, y, z)
-    ea = field_phi(pairs.i[p, PI_SDF_A], ax, ay, az, sdf, exact & 1) - ma
-    eb = field_phi(pairs.i[p, PI_SDF_B], x, y, z, sdf, exact & 2) - mb
-    return ea, eb
+    ea, hint_a, bound_a = field_phi_hint(pairs.i[p, PI_SDF_A], ax, ay, az, sdf, exact & 1, hint_a, bound_a)
+    eb, hint_b, bound_b = field_phi_hint(pairs.i[p, PI_SDF_B], x, y, z, sdf, exact & 2, hint_b, bound_b)
+    return ea - ma, eb - mb, hint_a, bound_a, hint_b, bound_b
 
 
 #: ``exact`` bits of a block beyond the pair's (``PI_EXACT``: 1 A, 2 B evaluated exactly): 4 (A) and
@@ -84,16 +91,17 @@ def _with_curved_bits(p, pairs, sdf, exact, x, y, z, h):
     primitive's field is affine (a box's face region; ``B_CURVED`` 0), and a stored field is
     trilinear, the interface is linear along every grid edge, so the linear crossing is exact and
     needs no settling step."""
+    gap_a = 0.0
     if exact & 1:
         ax, ay, az = b_to_a(pairs, p, x, y, z)
-        gx, gy, gz, gap, curved = sdf_slopes(pairs.i[p, PI_SDF_A], ax, ay, az, SQRT3 * h, sdf)  # A's bricks it meets
+        gx, gy, gz, gap_a, curved = sdf_slopes(pairs.i[p, PI_SDF_A], ax, ay, az, SQRT3 * h, sdf)  # A's bricks it meets
         if curved > 0.0:
             exact |= CURVED_A
     if exact & 2:
         gx, gy, gz, gap, curved = sdf_brick_slopes(pairs.i[p, PI_SDF_B], x, y, z, sdf)  # the block lies in one brick
         if curved > 0.0:
             exact |= CURVED_B
-    return exact
+    return exact, gap_a
 
 
 @device_fn(inline=True)
@@ -185,11 +193,19 @@ def _settled_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs
     if 0.0 < t < 1.0 and f1 != f0:
         # the fields at the linear root, then (unless it is on the interface) at the settled one:
         # one call site, so the samplers are compiled into this function once
+        # the second evaluation lies within |Δt|·h of the first: its nearest triangles are
+        # likely the first's (a hint, certified by the bound less the move)
+        hint_a = hint_b = -1
+        bound_a = bound_b = 0.0
+        t_prev = t
         for step in range(2):
-            ea, eb = _field_values(p, pairs, sdf, ox + (x0 + t * dx) * h, oy + (y0 + t * dy) * h,
-                                   oz + (z0 + t * dz) * h, exact, ma, mb)
+            move = abs(t - t_prev) * h * math.sqrt(dx * dx + dy * dy + dz * dz)
+            ea, eb, hint_a, bound_a, hint_b, bound_b = _field_values(
+                p, pairs, sdf, ox + (x0 + t * dx) * h, oy + (y0 + t * dy) * h, oz + (z0 + t * dz) * h, exact, ma,
+                mb, hint_a, bound_a - move, hint_b, bound_b - move)
             if step == 1:
                 break
+            t_prev = t
             ft = interface_value(ea, eb, ka, kb, kna, knb, interface)
             if ft == 0.0:
                 break
@@ -272,8 +288,13 @@ def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0,
     t = 0.0
     ea = 0.0
     eb = 0.0
+    hint_a = hint_b = -1  # the first evaluation's nearest triangles, for the second (see above)
+    bound_a = bound_b = 0.0
     for step in range(2):
-        ea, eb = _field_values(p, pairs, sdf, cx + t * nx, cy + t * ny, cz + t * nz, exact, ma, mb)
+        move = abs(t)  # from the centroid (|n| = 1)
+        ea, eb, hint_a, bound_a, hint_b, bound_b = _field_values(
+            p, pairs, sdf, cx + t * nx, cy + t * ny, cz + t * nz, exact, ma, mb, hint_a, bound_a - move, hint_b,
+            bound_b - move)
         if step == 1 or not slope > 0.0:
             break
         t = -interface_value(ea, eb, ka, kb, kna, knb, interface) / slope
@@ -304,8 +325,16 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     grid edges its stored field is linear and the exact one within the gap of it, so a settled
     crossing's s is at least that less twice the gap; and
     :func:`~hydro.contact.contacts.triangle_is_contact` keeps only triangles with a vertex at
-    s < 0 or a mean s within the gap. Refinement bounds each field's change over a cell, not where
-    the patch ends, so a band of such blocks lines its rim.
+    s < 0 or a mean s within the gap. Where A's crossings are settled (``CURVED_A``), a block is
+    beyond the band when every point's s exceeds it by more than :data:`LIPSCHITZ_REACH` voxels
+    (and the rounding): both fields change by at most the distance. Refinement bounds each field's
+    change over a cell, not where the patch ends, so a band of such blocks lines its rim.
+
+    A's exact mesh field (curved over the block) is costly (a search of the cell's candidate
+    triangles), so the block is first sampled with A's stored grid, which lies within its bricks'
+    exact-to-stored gap of it: when every point's f keeps its sign across that gap (no surface in
+    the block), or every s exceeds the band by the gap more than above, the block returns with
+    what the exact values would give, and only the other blocks evaluate A exactly.
 
     The 27 points lie in one of B's bricks (blocks start at even samples, bricks hold 9³), which
     is read once (points on its far faces take the next brick's values, as every lookup does),
@@ -326,7 +355,10 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     x0 = sdf.params_f[sb, F_ORIGIN] + i * h
     y0 = sdf.params_f[sb, F_ORIGIN + 1] + j * h
     z0 = sdf.params_f[sb, F_ORIGIN + 2] + k * h
-    exact = _with_curved_bits(p, pairs, sdf, pairs.i[p, PI_EXACT], x0 + h, y0 + h, z0 + h, h)
+    exact, gap_a = _with_curved_bits(p, pairs, sdf, pairs.i[p, PI_EXACT], x0 + h, y0 + h, z0 + h, h)
+    # A's exact mesh field, curved over the block: its stored grid first, and the exact field only
+    # where the grid, within its exact-to-stored gap, leaves a sign open (a block with the surface)
+    grid_first = exact & CURVED_A != 0 and sdf.params_i[sa, I_PRIMITIVE] < 0
     affine_a = exact & 1 != 0 and exact & CURVED_A == 0
     affine_b = exact & 2 != 0 and exact & CURVED_B == 0
     a0 = gax = gay = gaz = 0.0
@@ -347,9 +379,10 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     key_y = 0
     key_z = 0
     v0 = v1 = v2 = v3 = v4 = v5 = v6 = v7 = 0.0
-    n_neg = 0
-    s_min = math.inf  # the smallest separation eA + eB of the points, and the largest |eA| + |eB|
-    size = 0.0
+    sure_neg = 0  # points whose f is negative (positive) whatever A's exact field within its gap
+    sure_pos = 0
+    s_grid = math.inf  # with A's stored grid: the smallest separation, and the largest |eA| + |eB|
+    size_grid = 0.0
     for g in range(BLOCK_POINTS):
         dx = g % BLOCK_SAMPLES
         dy = (g // BLOCK_SAMPLES) % BLOCK_SAMPLES
@@ -367,19 +400,62 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
             eb = sdf_grid_phi(sb, i + dx, j + dy, k + dz, sdf) - mb
         else:
             eb = sdf_grid_brick_value(sb, bslot, lx + dx, ly + dy, lz + dz, c0, c1, c2, c3, c4, c5, c6, c7, sdf) - mb
+        eb32 = float(np.float32(eb))
+        corners[b, BLOCK_POINTS + g] = eb32
         if affine_a:
             phi_a = a0 + dx * gax + dy * gay + dz * gaz
-        elif exact & 1:
+        elif exact & 1 and not grid_first:
             phi_a = _phi_a(p, pairs, sdf, sa, x, y, z)
         else:
             ax, ay, az = b_to_a(pairs, p, x, y, z)
             phi_a, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7 = sdf_phi_reuse(
                 sa, ax, ay, az, sdf, key_slot, key_x, key_y, key_z, v0, v1, v2, v3, v4, v5, v6, v7)
-        ea32 = float(np.float32(phi_a - ma))
-        eb32 = float(np.float32(eb))
+        corners[b, g] = float(np.float32(phi_a - ma))  # as float32, so the values are those stored before
+        if grid_first:
+            # f's sign rises with eA (both interfaces), and so with A's φ and its float32 rounding
+            slack = gap_a + ROUNDING * abs(phi_a)
+            if np.float32(interface_value(float(np.float32(phi_a + slack - ma)), eb32, ka, kb, kna, knb,
+                                          interface)) < 0.0:
+                sure_neg += 1
+            elif not np.float32(interface_value(float(np.float32(phi_a - slack - ma)), eb32, ka, kb, kna, knb,
+                                                interface)) < 0.0:
+                sure_pos += 1
+            s_grid = min(s_grid, phi_a - ma + eb32)
+            size_grid = max(size_grid, abs(phi_a - ma) + abs(eb32))
+    band = max(pair_f[p, PF_GAP], 0.0)
+    if grid_first:
+        if sure_neg == BLOCK_POINTS or sure_pos == BLOCK_POINTS:
+            # one sign at every point, as the exact field would give: no surface here, so no
+            # value of the block is read again
+            return sure_neg, False
+        if s_grid - gap_a - LIPSCHITZ_REACH * h - ROUNDING * (size_grid + gap_a) > band:
+            return sure_neg, True  # beyond the band whatever A's exact values (see below)
+    n_neg = 0
+    s_min = math.inf  # the smallest separation eA + eB of the points, and the largest |eA| + |eB|
+    size = 0.0
+    hint = -1  # the previous point's nearest triangle of A, and the bound on the others there
+    bound = 0.0
+    px = py = pz = 0.0
+    for g in range(BLOCK_POINTS):
+        if grid_first:
+            dx = g % BLOCK_SAMPLES
+            dy = (g // BLOCK_SAMPLES) % BLOCK_SAMPLES
+            dz = g // (BLOCK_SAMPLES * BLOCK_SAMPLES)
+            x = sdf.params_f[sb, F_ORIGIN] + (i + dx) * h
+            y = sdf.params_f[sb, F_ORIGIN + 1] + (j + dy) * h
+            z = sdf.params_f[sb, F_ORIGIN + 2] + (k + dz) * h
+            move = math.sqrt((x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2)
+            ax, ay, az = b_to_a(pairs, p, x, y, z)
+            phi_a, hint, bound = field_phi_hint(sa, ax, ay, az, sdf, 1, hint, bound - move)
+            px = x
+            py = y
+            pz = z
+            ea32 = float(np.float32(phi_a - ma))
+        else:
+            ea32 = float(corners[b, g])
+        eb32 = float(corners[b, BLOCK_POINTS + g])
         f = interface_value(ea32, eb32, ka, kb, kna, knb, interface)
         corners[b, g] = ea32
-        corners[b, BLOCK_POINTS + g] = eb32
         corners[b, 2 * BLOCK_POINTS + g] = f
         if np.float32(f) < 0.0:
             n_neg += 1
@@ -395,7 +471,13 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
     if exact & CURVED_B:
         gx, gy, gz, gap_b, curved = sdf_brick_slopes(sb, x0 + h, y0 + h, z0 + h, sdf)
         bend = 2.0 * gap_b
-    beyond = exact & CURVED_A == 0 and s_min - ROUNDING * size - bend > max(pair_f[p, PF_GAP], 0.0)
+    if exact & CURVED_A == 0:
+        beyond = s_min - ROUNDING * size - bend > band
+    else:
+        # A's exact field may bend along B's edges by no known bound, but both fields change by at
+        # most their distance (1-Lipschitz), so a crossing's separation is at least the smaller of
+        # its edge's points' less h (LIPSCHITZ_REACH: less a margin for stored fields' rounding)
+        beyond = s_min - ROUNDING * size - LIPSCHITZ_REACH * h > band
     return n_neg, beyond
 
 

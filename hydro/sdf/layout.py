@@ -33,9 +33,11 @@ CELLS_PER_EDGE = BRICK // MESH_CELL
 CELLS_PER_BRICK = CELLS_PER_EDGE**3
 #: float32 values per triangle of a mesh's exact field: corners a, b, c, the vertex pseudo-normals
 #: at a, b, c, the edge pseudo-normals of ab, bc, ca (3 each), then a ball holding the triangle
-#: (centre, radius rounded up)
-MESH_TRI_VALUES = 31
+#: (centre, radius rounded up), then the triangle's plane: unit normal n, offset n·a and a slack
+#: covering the stored corners' rounding (|n·x − offset| − slack ≤ (1 + 1e-6) · the distance)
+MESH_TRI_VALUES = 36
 MESH_TRI_BALL = 27
+MESH_TRI_PLANE = 31
 #: How many times max_resolution a grid may get for the shape's margin + gap (at the shape's own voxel size).
 PADDED_REFINEMENT = 2
 #: Voxels of padding left beyond a shape's margin + gap (whole bricks are added when they do not fit).

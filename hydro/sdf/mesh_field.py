@@ -41,7 +41,7 @@ from numba import prange
 
 from ..backend import cpu_jit
 from ..geometry.mesh_distance import _box_dist2, _closest_on_triangle, _closest_point
-from .layout import BRICK, CELLS_PER_BRICK, CELLS_PER_EDGE, MESH_CELL, MESH_TRI_BALL, MESH_TRI_VALUES
+from .layout import BRICK, CELLS_PER_BRICK, CELLS_PER_EDGE, MESH_CELL, MESH_TRI_BALL, MESH_TRI_PLANE, MESH_TRI_VALUES
 
 #: Cells whose centre lies deeper than this many voxels keep no list
 MESH_LIST_DEPTH_VOXELS = 6.0
@@ -97,6 +97,19 @@ def triangle_table(md) -> np.ndarray:
     radius = np.linalg.norm(corners - centre.astype(np.float64)[:, None, :], axis=2).max(axis=1)
     out[:, MESH_TRI_BALL : MESH_TRI_BALL + 3] = centre
     out[:, MESH_TRI_BALL + 3] = (radius * (1.0 + 1e-6) + 1e-12).astype(np.float32)
+    # the plane: a lower bound on the distance that prunes the neighbours of the nearest triangle
+    # (inside a convex part every other face's plane is farther); the slack bounds, from the
+    # stored values, how far the stored corners lie off the stored plane
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    length = np.linalg.norm(normal, axis=1)
+    normal = np.where(length[:, None] > 0.0, normal / np.where(length > 0.0, length, 1.0)[:, None], 0.0)
+    n32 = normal.astype(np.float32)
+    offset = np.einsum("ij,ij->i", n32.astype(np.float64), corners[:, 0]).astype(np.float32)
+    off_plane = np.abs(np.einsum("ij,ikj->ik", n32.astype(np.float64), corners) - offset.astype(np.float64)[:, None])
+    slack = off_plane.max(axis=1) * (1.0 + 1e-6) + 1e-6 * radius + 1e-12
+    out[:, MESH_TRI_PLANE : MESH_TRI_PLANE + 3] = n32
+    out[:, MESH_TRI_PLANE + 3] = offset
+    out[:, MESH_TRI_PLANE + 4] = slack.astype(np.float32) * np.float32(1.0 + 1e-6)
     return out
 
 

@@ -15,7 +15,7 @@ from ..geometry.primitives import primitive_phi3
 from .layout import (B_CURVED, B_EXACT_GAP, BRICK, BRICK_BOUNDS, BRICK_SAMPLES, BRICK_SHIFT, CELLS_PER_EDGE, F_INV_VOXEL,
                      F_OFFSET, F_ORIGIN, F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_FLOAT32, FORMAT_UINT16, I_ATLAS_OFFSET,
                      I_BRICKS, I_COARSE_OFFSET, I_FORMAT, I_MESH, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET, I_SLOT_OFFSET,
-                     INV_BRICK, MESH_CELL, MESH_CELL_SHIFT, MESH_TRI_BALL, SAMPLES_PER_BRICK)
+                     INV_BRICK, MESH_CELL, MESH_CELL_SHIFT, MESH_TRI_BALL, MESH_TRI_PLANE, SAMPLES_PER_BRICK)
 
 
 @device_fn(inline=True)
@@ -324,7 +324,7 @@ MESH_GRID_SIGN_VOXELS = 2.0
 
 
 @device_fn(inline=True)
-def mesh_field_phi(s, x, y, z, sdf):
+def mesh_field_phi_hint(s, x, y, z, sdf, hint, bound):
     """The exact signed distance of packed mesh shape ``s`` at local (x, y, z), from the candidate
     triangles listed for the cell of MESH_CELL³ voxels that holds the point (see
     :mod:`hydro.sdf.mesh_field`): the nearest of them is the mesh's nearest triangle (a cell lists
@@ -333,12 +333,19 @@ def mesh_field_phi(s, x, y, z, sdf):
     distance from the centre and stopped once the next one's lower bound exceeds the best. The sign
     is the stored field's where the distance exceeds :data:`MESH_GRID_SIGN_VOXELS` voxels, else the
     nearest feature's angle-weighted pseudo-normal. Outside the box, or in a cell without a list
-    (deep inside, far outside), the stored field (:func:`sdf_phi`)."""
+    (deep inside, far outside), the stored field (:func:`sdf_phi`).
+
+    Returns (φ, the nearest triangle, a lower bound on every other triangle's distance; −1 and 0
+    where the stored field answered). A caller evaluating again near a point passes that triangle
+    as ``hint`` with ``bound`` the returned bound less the distance moved (still a lower bound on
+    every other triangle's distance, the distance being 1-Lipschitz): when the hint is within it,
+    it is the nearest, found with one test instead of a search; else the search starts from it
+    (−1: none)."""
     pf = sdf.params_f
     pi = sdf.params_i
     base = pi[s, I_MESH]
     if base < 0:
-        return sdf_phi(s, x, y, z, sdf)
+        return sdf_phi(s, x, y, z, sdf), -1, 0.0
     h = pf[s, F_VOXEL]
     inv = pf[s, F_INV_VOXEL]
     gx = (x - pf[s, F_ORIGIN]) * inv
@@ -348,7 +355,7 @@ def mesh_field_phi(s, x, y, z, sdf):
     ny = pi[s, I_RES + 1]
     nz = pi[s, I_RES + 2]
     if not (gx >= 0.0 and gy >= 0.0 and gz >= 0.0 and gx <= nx and gy <= ny and gz <= nz):
-        return sdf_phi(s, x, y, z, sdf)
+        return sdf_phi(s, x, y, z, sdf), -1, 0.0
     ix = min(int(gx), nx - 1)
     iy = min(int(gy), ny - 1)
     iz = min(int(gz), nz - 1)
@@ -357,7 +364,7 @@ def mesh_field_phi(s, x, y, z, sdf):
     bz = iz >> BRICK_SHIFT
     row = sdf.mesh_index[base + (bz * pi[s, I_BRICKS + 1] + by) * pi[s, I_BRICKS] + bx]
     if row < 0:
-        return sdf_phi(s, x, y, z, sdf)
+        return sdf_phi(s, x, y, z, sdf), -1, 0.0
     cx = (ix - BRICK * bx) >> MESH_CELL_SHIFT
     cy = (iy - BRICK * by) >> MESH_CELL_SHIFT
     cz = (iz - BRICK * bz) >> MESH_CELL_SHIFT
@@ -365,43 +372,80 @@ def mesh_field_phi(s, x, y, z, sdf):
     e0 = sdf.mesh_cells[k]
     e1 = sdf.mesh_cells[k + 1]
     if e0 == e1:
-        return sdf_phi(s, x, y, z, sdf)
+        return sdf_phi(s, x, y, z, sdf), -1, 0.0
     half = 0.5 * MESH_CELL
     ox = x - (pf[s, F_ORIGIN] + (BRICK * bx + MESH_CELL * cx + half) * h)
     oy = y - (pf[s, F_ORIGIN + 1] + (BRICK * by + MESH_CELL * cy + half) * h)
     oz = z - (pf[s, F_ORIGIN + 2] + (BRICK * bz + MESH_CELL * cz + half) * h)
     rho = math.sqrt(ox * ox + oy * oy + oz * oz)
     tri = sdf.mesh_tri
-    best2 = math.inf
+    best = math.inf  # the nearest distance so far (compared unsquared: no root per candidate)
+    other = math.inf  # a lower bound on the distance of every triangle but the best
     best_t = -1
     best_f = 0
     qx = qy = qz = 0.0
+    if hint >= 0:
+        t = hint
+        px, py, pz, feat = _closest_on_triangle(
+            x, y, z, float(tri[t, 0]), float(tri[t, 1]), float(tri[t, 2]), float(tri[t, 3]), float(tri[t, 4]),
+            float(tri[t, 5]), float(tri[t, 6]), float(tri[t, 7]), float(tri[t, 8]))
+        best = math.sqrt((x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2)
+        best_t = t
+        best_f = feat
+        qx = px
+        qy = py
+        qz = pz
+        if best <= bound:
+            other = bound
+            e1 = e0  # certified: no search
+        # else a search that starts from it (its distance prunes the list at once)
+    last = e0
     for e in range(e0, e1):
+        last = e + 1
         lower = float(sdf.mesh_key[e]) - rho
-        if lower > 0.0 and lower * lower >= best2:
+        if lower >= best:
+            other = min(other, lower)  # this one's, the rest's and every unlisted triangle's bound
+            last = e0
             break
         t = sdf.mesh_ids[e]
+        if t == hint:  # tested already
+            continue
         # the triangle's ball first: farther than the best, it cannot be nearer
         bx_ = x - float(tri[t, MESH_TRI_BALL])
         by_ = y - float(tri[t, MESH_TRI_BALL + 1])
         bz_ = z - float(tri[t, MESH_TRI_BALL + 2])
-        lower = math.sqrt(bx_ * bx_ + by_ * by_ + bz_ * bz_) - float(tri[t, MESH_TRI_BALL + 3])
-        if lower > 0.0 and lower * lower >= best2:
+        reach = float(tri[t, MESH_TRI_BALL + 3]) + best
+        ball2 = bx_ * bx_ + by_ * by_ + bz_ * bz_
+        if ball2 >= reach * reach:
+            if ball2 < (float(tri[t, MESH_TRI_BALL + 3]) + other) ** 2:
+                other = math.sqrt(ball2) - float(tri[t, MESH_TRI_BALL + 3])
+            continue
+        # then its plane (a lower bound within the stored values' rounding: see MESH_TRI_PLANE)
+        plane = (abs(x * float(tri[t, MESH_TRI_PLANE]) + y * float(tri[t, MESH_TRI_PLANE + 1])
+                     + z * float(tri[t, MESH_TRI_PLANE + 2]) - float(tri[t, MESH_TRI_PLANE + 3]))
+                 - float(tri[t, MESH_TRI_PLANE + 4])) * (1.0 / (1.0 + 1e-6))
+        if plane >= best:
+            other = min(other, plane)
             continue
         px, py, pz, feat = _closest_on_triangle(
             x, y, z, float(tri[t, 0]), float(tri[t, 1]), float(tri[t, 2]), float(tri[t, 3]), float(tri[t, 4]),
             float(tri[t, 5]), float(tri[t, 6]), float(tri[t, 7]), float(tri[t, 8]))
         d2 = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
-        if d2 < best2:
-            best2 = d2
+        if d2 < best * best:
+            other = min(other, best)
+            best = math.sqrt(d2)
             best_t = t
             best_f = feat
             qx = px
             qy = py
             qz = pz
-    d = math.sqrt(best2)
+        elif d2 < other * other:
+            other = math.sqrt(d2)
+    if last > e0:  # the whole list seen: the unlisted triangles lie beyond its last key
+        other = min(other, float(sdf.mesh_key[last - 1]) - rho)
+    d = best
     if d > MESH_GRID_SIGN_VOXELS * h:
-        return -d if sdf_phi(s, x, y, z, sdf) < 0.0 else d
+        return (-d if sdf_phi(s, x, y, z, sdf) < 0.0 else d), best_t, other
     t = best_t
     if best_f == 0:  # the face: its normal
         ux = float(tri[t, 3]) - float(tri[t, 0])
@@ -419,8 +463,16 @@ def mesh_field_phi(s, x, y, z, sdf):
         my = float(tri[t, c + 1])
         mz = float(tri[t, c + 2])
     if (x - qx) * mx + (y - qy) * my + (z - qz) * mz < 0.0:
-        return -d
-    return d
+        return -d, best_t, other
+    return d, best_t, other
+
+
+@device_fn(inline=True)
+def mesh_field_phi(s, x, y, z, sdf):
+    """The exact signed distance of packed mesh shape ``s`` at local (x, y, z)
+    (:func:`mesh_field_phi_hint` without a hint)."""
+    phi, t, other = mesh_field_phi_hint(s, x, y, z, sdf, -1, 0.0)
+    return phi
 
 
 @device_fn(inline=True)
@@ -430,6 +482,17 @@ def exact_field_phi(s, x, y, z, sdf):
     if sdf.params_i[s, I_PRIMITIVE] >= 0:
         return primitive_field_phi(s, x, y, z, sdf)
     return mesh_field_phi(s, x, y, z, sdf)
+
+
+@device_fn(inline=True)
+def field_phi_hint(s, x, y, z, sdf, exact, hint, bound):
+    """:func:`field_phi` with a mesh's nearest-triangle hint (:func:`mesh_field_phi_hint`): (φ,
+    the nearest triangle, the bound on the others; −1 and 0 where no mesh's triangles answered)."""
+    if exact and sdf.params_i[s, I_PRIMITIVE] < 0:
+        return mesh_field_phi_hint(s, x, y, z, sdf, hint, bound)
+    if exact:
+        return primitive_field_phi(s, x, y, z, sdf), -1, 0.0
+    return sdf_phi(s, x, y, z, sdf), -1, 0.0
 
 
 @device_fn(inline=True)
