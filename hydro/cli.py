@@ -32,13 +32,11 @@ import numpy as np
 
 from . import _signals
 from .errors import HydroError, InputError, SceneError
+from .tools.flags import SDF_FLAGS, UsageError, sdf_settings  # noqa: F401  (SDF_FLAGS: hydro.cli's names)
+from .tools.flags import sdf_resolution as _sdf_resolution
 
 #: Findings of an invalid scene printed under its error line (``hydro validate`` lists them all).
 FINDINGS_SHOWN = 5
-
-
-class UsageError(InputError):
-    """An error in what the user asked for; printed as one line."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,41 +68,6 @@ def _positive(text):
     if not math.isfinite(value) or value <= 0.0:
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
     return value
-
-
-def _sdf_resolution(text):
-    """``--resolution``: SDF voxels along the longest axis, a positive multiple of 8 (whole bricks)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or value <= 0 or value % 8:
-        raise argparse.ArgumentTypeError(f"must be a positive multiple of 8 (voxels along the longest axis), "
-                                         f"got {text!r}")
-    return value
-
-
-_sdf_resolution.__name__ = "multiple of 8"
-
-#: SDFSettings' argument names → the flags of ``hydro sdf`` / ``hydro mesh`` that set them
-SDF_FLAGS = {"max_resolution": "--resolution", "target_voxel_size": "--voxel-size", "narrow_band_inner": "--band-inner",
-             "narrow_band_outer": "--band-outer", "padding": "--padding", "texture_format": "--format"}
-
-
-def sdf_settings(**kwargs):
-    """:class:`~hydro.sdf.SDFSettings` from command-line values; a refusal names the flag, not the
-    Python argument (``--band-inner must be …``, not ``narrow_band_inner must be …``)."""
-    import re
-
-    from .sdf import SDFSettings
-
-    try:
-        return SDFSettings(**kwargs)
-    except ValueError as exc:
-        text = str(exc)
-        for name, flag in SDF_FLAGS.items():
-            text = re.sub(rf"\b{name}\b", flag, text)
-        raise UsageError(text) from None
 
 
 def _check_sdf_grid(text, geometry, settings) -> None:

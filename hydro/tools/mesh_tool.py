@@ -23,13 +23,13 @@ REPAIR_FORMATS = (".obj", ".stl", ".ply", ".off", ".glb")
 
 def add_mesh_parser(sub) -> None:
     """Add ``mesh`` with its ``check`` and ``repair`` subcommands to the ``hydro`` parser."""
-    from ..cli import _sdf_resolution
+    from .flags import sdf_resolution
     m = sub.add_parser("mesh", help="check a mesh file for hydroelastic use, or repair it")
     msub = m.add_subparsers(dest="mesh_command", required=True)
     c = msub.add_parser("check", help="welding, holes, shells, the solid it bounds, size and units")
     c.add_argument("path", help="a mesh file (.obj, .stl, .ply, …)")
     c.add_argument("--scale", type=float, default=1.0, help="metres per file unit (e.g. 0.001 for millimetres)")
-    c.add_argument("--resolution", type=_sdf_resolution, default=64, help="SDF voxels along the longest axis, for the voxel check")
+    c.add_argument("--resolution", type=sdf_resolution, default=64, help="SDF voxels along the longest axis, for the voxel check")
     c.add_argument("--band-inner", type=float, default=-0.1, help="narrow band inner extent in m")
     c.add_argument("--band-outer", type=float, default=0.1, help="narrow band outer extent in m")
     c.add_argument("--weld-tolerance", type=float, default=None, help="weld distance in m (default 1e-6 of the diagonal)")
@@ -38,7 +38,7 @@ def add_mesh_parser(sub) -> None:
     r.add_argument("path", help="a mesh file (.obj, .stl, .ply, …)")
     r.add_argument("-o", "--out", required=True, help="where to write the repaired mesh (format from the extension)")
     r.add_argument("--scale", type=float, default=1.0, help="metres per file unit; OUT is written in file units")
-    r.add_argument("--resolution", type=_sdf_resolution, default=64, help="SDF resolution whose voxel bounds the displacement")
+    r.add_argument("--resolution", type=sdf_resolution, default=64, help="SDF resolution whose voxel bounds the displacement")
     r.add_argument("--max-displacement", type=float, default=None, help="largest surface displacement allowed, m")
     r.add_argument("--weld-tolerance", type=float, default=None, help="weld distance in m (default 1e-6 of the diagonal)")
     r.set_defaults(func=_cmd_repair)
@@ -47,7 +47,7 @@ def add_mesh_parser(sub) -> None:
 def _cmd_check(args) -> int:
     from ..geometry import Mesh
     from ..geometry.mesh_check import inspect_mesh, size_warnings
-    from ..cli import sdf_settings
+    from .flags import sdf_settings
     from ..sdf.layout import grid_layout
 
     mesh = Mesh.load(args.path, scale=args.scale)
