@@ -34,6 +34,7 @@ class DepartureWatch:
         self.model = model
         self.gravity = np.asarray(gravity, dtype=float)
         self.warned: set = set()
+        self._start = None  # what depends only on the start: boxes, beneath, bounds (on the first check)
 
     def check(self, sim) -> None:
         """Warn about bodies that left the ground or the scene's bounds, every ``CHECK_EVERY``
@@ -41,10 +42,16 @@ class DepartureWatch:
         if (not getattr(sim, "watch_departures", True) or sim.step_count % CHECK_EVERY != 0
                 or len(self.warned) == 2 or self.model.body_count == 0):
             return
-        from ..tools.support import departure_warnings  # NumPy only; tools' run module imports sim
+        # NumPy only; imported here since the tools' run module imports sim
+        from ..tools.support import beneath, departure_warnings, scene_bounds, shape_world_boxes
 
+        if self._start is None:
+            m = self.model
+            boxes = shape_world_boxes(m, m.body_q0)
+            self._start = dict(start_boxes=boxes, bounds=scene_bounds(m, boxes),
+                               start_beneath=beneath(m, m.body_q0, self.gravity, static_only=True, boxes=boxes))
         q = np.asarray(sim.state.body_q, dtype=float)[None]
-        for message in departure_warnings(self.model, q, self.gravity, np.array([sim.time])):
+        for message in departure_warnings(self.model, q, self.gravity, np.array([sim.time]), **self._start):
             kind = "bounds" if "scene's bounds" in message else "ground"
             if kind in self.warned:
                 continue

@@ -26,7 +26,7 @@ from ..geometry.shapes import Plane
 from ..scene.paths import env_of, env_relative
 from ..transforms import quat_rotate
 
-__all__ = ["support_warnings", "departure_warnings", "body_centres", "shape_world_boxes", "beneath"]
+__all__ = ["support_warnings", "departure_warnings", "scene_bounds", "body_centres", "shape_world_boxes", "beneath"]
 
 
 def body_centres(model, body_q) -> np.ndarray:
@@ -82,10 +82,11 @@ def _ray_hits(origin, direction, lo, hi, kind) -> np.ndarray:
     return hit
 
 
-def beneath(model, body_q, gravity, *, static_only: bool = False) -> np.ndarray:
+def beneath(model, body_q, gravity, *, static_only: bool = False, boxes=None) -> np.ndarray:
     """bool (B,): whether something lies beneath each dynamic body at ``body_q`` (see the module
     docstring); True for kinematic bodies and when gravity is zero. ``static_only``: count only
-    static shapes."""
+    static shapes. ``boxes``: :func:`shape_world_boxes` already computed (with ``static_only``,
+    those at any poses serve: static shapes do not move)."""
     B = model.body_count
     out = np.ones(B, dtype=bool)
     g = np.asarray(gravity, dtype=float)
@@ -93,7 +94,7 @@ def beneath(model, body_q, gravity, *, static_only: bool = False) -> np.ndarray:
     if B == 0 or not np.isfinite(norm) or norm == 0.0:
         return out
     d = g / norm
-    lo, hi, kind = shape_world_boxes(model, body_q)
+    lo, hi, kind = shape_world_boxes(model, body_q) if boxes is None else boxes
     centres = body_centres(model, body_q)
     shape_body = np.asarray(model.shape_body)
     shape_env = np.asarray(model.shape_env)
@@ -148,27 +149,42 @@ def support_warnings(model, gravity) -> list:
     return out
 
 
-def departure_warnings(model, body_q_history, gravity, times) -> list:
+def scene_bounds(model, boxes=None):
+    """``(lo, hi, widen)``: the box around every bounded shape at the start and the planes under it,
+    widened on every side by ``widen`` (half its longest edge), or None without a bounded shape
+    (``boxes``: :func:`shape_world_boxes` at ``model.body_q0``, if already computed)."""
+    lo, hi, kind = shape_world_boxes(model, model.body_q0) if boxes is None else boxes
+    bounded = kind == 0
+    if not bounded.any():
+        return None
+    blo, bhi = lo[bounded].min(0), hi[bounded].max(0)
+    # a plane bounds the scene where it passes under it: its point nearest the shapes' centre
+    # (a ball dropped onto a plane lands inside, not "outside the scene")
+    centre = 0.5 * (blo + bhi)
+    for s in np.flatnonzero(kind == 1):
+        foot = centre - float(np.dot(centre - lo[s], hi[s])) * hi[s]
+        blo, bhi = np.minimum(blo, foot), np.maximum(bhi, foot)
+    widen = 0.5 * float((bhi - blo).max())
+    return blo - widen, bhi + widen, widen
+
+
+def departure_warnings(model, body_q_history, gravity, times, *, start_boxes=None, start_beneath=None,
+                       bounds=False) -> list:
     """Messages for the bodies that left the ground or the scene's bounds during a run
-    (``body_q_history`` (T, B, 7) at ``times`` (T,) s)."""
+    (``body_q_history`` (T, B, 7) at ``times`` (T,) s). What depends only on the start — the
+    shapes' boxes there (``start_boxes``), :func:`beneath` there (``start_beneath``), the
+    :func:`scene_bounds` (``bounds``) — may be passed in by a caller that checks again and again
+    (:class:`hydro.sim.departure.DepartureWatch`)."""
     hist = np.asarray(body_q_history, dtype=float)
     if hist.shape[0] == 0 or model.body_count == 0:
         return []
     out = []
     dynamic = np.asarray(model.body_inv_mass, dtype=float) > 0.0
     centres = body_centres(model, hist)  # (T, B, 3)
-    lo, hi, kind = shape_world_boxes(model, model.body_q0)
-    bounded = kind == 0
-    if bounded.any():
-        blo, bhi = lo[bounded].min(0), hi[bounded].max(0)
-        # a plane bounds the scene where it passes under it: its point nearest the shapes' centre
-        # (a ball dropped onto a plane lands inside, not "outside the scene")
-        centre = 0.5 * (blo + bhi)
-        for s in np.flatnonzero(kind == 1):
-            foot = centre - float(np.dot(centre - lo[s], hi[s])) * hi[s]
-            blo, bhi = np.minimum(blo, foot), np.maximum(bhi, foot)
-        widen = 0.5 * float((bhi - blo).max())
-        blo, bhi = blo - widen, bhi + widen
+    boxes = shape_world_boxes(model, model.body_q0) if start_boxes is None else start_boxes
+    box = scene_bounds(model, boxes) if bounds is False else bounds
+    if box is not None:
+        blo, bhi, widen = box
         outside = np.any((centres < blo) | (centres > bhi), axis=-1) & dynamic  # (T, B)
         left = np.flatnonzero(outside.any(axis=0))
         if left.size:
@@ -178,10 +194,11 @@ def departure_warnings(model, body_q_history, gravity, times) -> list:
             c = centres[t, b]
             envs = sorted({int(model.body_env[i]) for i in left})
             out.append(f"{left.size} bodies in {len(envs)} env(s) left the scene's bounds ({_box_text(blo, bhi)}, the "
-                       f"box around every shape and the planes under them at the start, widened by {widen:.3g} m): first {model.body_path[b]} at "
-                       f"({c[0]:.3g}, {c[1]:.3g}, {c[2]:.3g}) m at t = {times[t]:.4g} s")
-    start = beneath(model, model.body_q0, gravity, static_only=True)
-    end = beneath(model, hist[-1], gravity, static_only=True)
+                       f"box around every shape and the planes under them at the start, widened by {widen:.3g} m): "
+                       f"first {model.body_path[b]} at ({c[0]:.3g}, {c[1]:.3g}, {c[2]:.3g}) m at t = {times[t]:.4g} s")
+    start = (beneath(model, model.body_q0, gravity, static_only=True, boxes=boxes) if start_beneath is None
+             else start_beneath)
+    end = beneath(model, hist[-1], gravity, static_only=True, boxes=boxes)  # static shapes: where they started
     fell = np.flatnonzero(start & ~end & dynamic)
     if fell.size:
         b = int(fell[0])
