@@ -82,11 +82,12 @@ def _ray_hits(origin, direction, lo, hi, kind) -> np.ndarray:
     return hit
 
 
-def beneath(model, body_q, gravity, *, static_only: bool = False, boxes=None) -> np.ndarray:
+def beneath(model, body_q, gravity, *, static_only: bool = False, boxes=None, centres=None) -> np.ndarray:
     """bool (B,): whether something lies beneath each dynamic body at ``body_q`` (see the module
     docstring); True for kinematic bodies and when gravity is zero. ``static_only``: count only
     static shapes. ``boxes``: :func:`shape_world_boxes` already computed (with ``static_only``,
-    those at any poses serve: static shapes do not move)."""
+    those at any poses serve: static shapes do not move); ``centres``: :func:`body_centres` at
+    ``body_q``, if already computed."""
     B = model.body_count
     out = np.ones(B, dtype=bool)
     g = np.asarray(gravity, dtype=float)
@@ -95,7 +96,7 @@ def beneath(model, body_q, gravity, *, static_only: bool = False, boxes=None) ->
         return out
     d = g / norm
     lo, hi, kind = shape_world_boxes(model, body_q) if boxes is None else boxes
-    centres = body_centres(model, body_q)
+    centres = body_centres(model, body_q) if centres is None else centres
     shape_body = np.asarray(model.shape_body)
     shape_env = np.asarray(model.shape_env)
     usable = np.asarray(getattr(model, "shape_collision_enabled", np.ones(model.shape_count, bool)), dtype=bool)
@@ -198,7 +199,8 @@ def departure_warnings(model, body_q_history, gravity, times, *, start_boxes=Non
                        f"first {model.body_path[b]} at ({c[0]:.3g}, {c[1]:.3g}, {c[2]:.3g}) m at t = {times[t]:.4g} s")
     start = (beneath(model, model.body_q0, gravity, static_only=True, boxes=boxes) if start_beneath is None
              else start_beneath)
-    end = beneath(model, hist[-1], gravity, static_only=True, boxes=boxes)  # static shapes: where they started
+    end = beneath(model, hist[-1], gravity, static_only=True, boxes=boxes,  # static shapes: where they started
+                  centres=centres[-1])
     fell = np.flatnonzero(start & ~end & dynamic)
     if fell.size:
         b = int(fell[0])
