@@ -23,8 +23,9 @@ import numpy as np
 
 from ..errors import HydroWarning
 
-#: Steps between two checks (each costs a ray test of every body against the static shapes' boxes).
-CHECK_EVERY = 16
+#: Steps between two checks (each costs ~0.1 ms: a ray test of every body against the static shapes' boxes;
+#: every 64 steps it adds ~1.5 µs to a step of ~0.15 ms).
+CHECK_EVERY = 64
 
 
 class DepartureWatch:
