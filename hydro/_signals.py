@@ -14,6 +14,8 @@ with its output. So the command installs its own handler:
   ``hydro run``, and when the command returns), and the "Exception ignored" report of a swallowed
   one is not printed. Inside an import (where usd-core swallows it and prints a warning) the raise
   is retried 20 ms later instead.
+- :func:`finished` (when the command returns, its output written): Ctrl-C is ignored from then on,
+  so the exit status is the command's (0 with its output, or 130 with none, never 130 after it).
 - :func:`clear`: a caller that handled the interrupt on purpose (``hydro run`` writing the steps
   simulated so far) says so, so the checks let its documented output through.
 
@@ -115,9 +117,11 @@ def working(command: str) -> None:
 
 
 def finished() -> None:
-    """The command's work is over: a Ctrl-C now exits 130 at once (what was printed stays)."""
+    """The command's work is over and its output written: a Ctrl-C now is ignored, so the exit
+    status is the one the command returned (exiting 130 here would report as interrupted a command
+    whose output is complete)."""
     if _state["active"]:
-        signal.signal(signal.SIGINT, _exit_now)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def pending() -> bool:
