@@ -76,29 +76,41 @@ def float_array(value, name: str, shape=None) -> np.ndarray:
     return arr
 
 
+def _as_array(value, what: str) -> np.ndarray:
+    """``value`` as a NumPy array, or an InputError starting with ``what`` (None, text, mappings and
+    sets are no arrays of indices)."""
+    if value is None or isinstance(value, (str, bytes, dict, set)):
+        raise InputError(f"{what}, got {type(value).__name__}")
+    try:
+        return np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} ({exc})") from None
+
+
+def _integral(arr: np.ndarray, what: str, values: str) -> np.ndarray:
+    """int64 ``arr`` when it holds integers (floats only when integral: 2.0 is 2, 0.5 is refused,
+    never truncated), else an InputError starting with ``what`` (``values``: what a wrong dtype shows)."""
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise InputError(f"{what}, got {arr.dtype} values{values}")
+    if np.issubdtype(arr.dtype, np.floating):
+        bad = ~np.isfinite(arr) | (np.trunc(arr) != arr)
+        if bad.any():
+            raise InputError(f"{what}, got the non-integer {float(arr[bad][0])!r}")
+    return arr.astype(np.int64)
+
+
 def index_pairs(value, name: str, count: int) -> np.ndarray:
     """``value`` as (K, 2) int64 indices in ``[0, count)``: a (K, 2) array-like of integers, or one
     pair ``(a, b)``."""
     what = f"{name} must be (K, 2) integer indices (a list of (a, b) pairs)"
-    if value is None or isinstance(value, (str, bytes, dict, set)):
-        raise InputError(f"{what}, got {type(value).__name__}")
-    try:
-        arr = np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{what} ({exc})") from None
+    arr = _as_array(value, what)
     if arr.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
     if arr.ndim == 1 and arr.shape[0] == 2:
         arr = arr.reshape(1, 2)
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise InputError(f"{what}, got shape {arr.shape}")
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise InputError(f"{what}, got {arr.dtype} values")
-    if np.issubdtype(arr.dtype, np.floating):
-        bad = ~np.isfinite(arr) | (np.trunc(arr) != arr)
-        if bad.any():
-            raise InputError(f"{what}, got the non-integer {float(arr[bad][0])!r}")
-    arr = arr.astype(np.int64)
+    arr = _integral(arr, what, "")
     out = (arr < 0) | (arr >= count)
     if out.any():
         k = int(np.flatnonzero(out.any(axis=1))[0])
@@ -113,22 +125,10 @@ def env_ids(value, name: str, count: int) -> np.ndarray:
     what = f"{name} must be in [0, {count - 1}] (env indices: integers)"
     if hasattr(value, "detach"):  # a torch tensor
         value = value.detach().cpu().numpy()
-    if value is None or isinstance(value, (str, bytes, dict, set)):
-        raise InputError(f"{what}, got {type(value).__name__}")
-    try:
-        arr = np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{what} ({exc})") from None
-    arr = arr.reshape(-1)
+    arr = _as_array(value, what).reshape(-1)
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise InputError(f"{what}, got {arr.dtype} values ({arr[:4].tolist()})")
-    if np.issubdtype(arr.dtype, np.floating):
-        bad = ~np.isfinite(arr) | (np.trunc(arr) != arr)
-        if bad.any():
-            raise InputError(f"{what}, got the non-integer {float(arr[bad][0])!r}")
-    arr = np.unique(arr.astype(np.int64))
+    arr = np.unique(_integral(arr, what, f" ({arr[:4].tolist()})"))
     if np.any((arr < 0) | (arr >= count)):
         raise InputError(f"{what}, got {arr[(arr < 0) | (arr >= count)][:8].tolist()}")
     return arr
