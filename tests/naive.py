@@ -195,30 +195,114 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
                         continue
                     n_local = cr / np.linalg.norm(cr)
                     centre = None
-                    if exact and np.all(s < 0):
+                    sub = None
+                    if exact and np.any(s < 0):
                         # one Newton step along the normal, its slope from the voxel's trilinear
                         # gradient of the corners' f
-                        c = v.mean(axis=0)
-                        u = np.clip((c - sb.origin) / h - np.array([i, j, k]), 0.0, 1.0)
                         corner_f = f[k:k + 2, j:j + 2, i:i + 2]  # (z, y, x)
-                        grad = np.array([
-                            np.sum((corner_f[:, :, 1] - corner_f[:, :, 0]) * _weights(u[1], u[2])),
-                            np.sum((corner_f[:, 1, :] - corner_f[:, 0, :]) * _weights(u[0], u[2])),
-                            np.sum((corner_f[1, :, :] - corner_f[0, :, :]) * _weights(u[0], u[1]))]) / h
-                        centre = fields(c[None])
-                        slope = grad @ n_local
-                        if slope > 0.0:
-                            step = -interface(*centre)[0] / slope
-                            if abs(step) <= h:
-                                centre = fields((c + step * n_local)[None])
-                    row = _triangle_row(v, np.array(vea), np.array(veb), kb, keff, area, centre)
-                    rows.append((pose_transform_points(shape_poses[b], row[0]), quat_rotate(shape_poses[b][3:], n_local))
+
+                        def on_patch(c):
+                            u = np.clip((c - sb.origin) / h - np.array([i, j, k]), 0.0, 1.0)
+                            grad = np.array([
+                                np.sum((corner_f[:, :, 1] - corner_f[:, :, 0]) * _weights(u[1], u[2])),
+                                np.sum((corner_f[:, 1, :] - corner_f[:, 0, :]) * _weights(u[0], u[2])),
+                                np.sum((corner_f[1, :, :] - corner_f[0, :, :]) * _weights(u[0], u[1]))]) / h
+                            e = fields(c[None])
+                            slope = grad @ n_local
+                            if slope > 0.0:
+                                step = -interface(*e)[0] / slope
+                                if abs(step) <= h:
+                                    return c + step * n_local, fields((c + step * n_local)[None])
+                            return c, e
+
+                        centre = on_patch(v.mean(axis=0))[1]
+                        if abs(centre[0][0] + centre[1][0] - s.mean()) > SUB_DEVIATION * h:
+                            sub = _subdivision(v, vea, veb, on_patch)
+                        elif not np.all(s < 0):
+                            centre = None
+                    if sub is not None:
+                        row, n_row = _subdivided_row(v, sub, kb, keff, n_local)
+                    else:
+                        row, n_row = _triangle_row(v, np.array(vea), np.array(veb), kb, keff, area, centre), n_local
+                    rows.append((pose_transform_points(shape_poses[b], row[0]), quat_rotate(shape_poses[b][3:], n_row))
                                 + row[1:])
     if not rows:
         return None
     cols = list(zip(*rows))
     names = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight", "speculative")
     return {n: np.array(c) for n, c in zip(names, cols)}
+
+
+SUB_CUTS = 4  # contacts.SUB_CUTS
+SUB_DEVIATION = 0.02  # marching.SUB_DEVIATION
+
+
+def _subdivision(v, vea, veb, on_patch):
+    """The pipeline's subdivision points of a triangle: {(i, j): (x, eA, eB)} at i/SUB_CUTS along
+    edge 0→1 and j/SUB_CUTS along 0→2, settled on the patch (``on_patch``) but at the vertices; the
+    pipeline keeps them as float32 (the position as its offset from vertex 0)."""
+    f32 = lambda x: np.float32(x).astype(np.float64)  # noqa: E731
+    pts = {}
+    for i in range(SUB_CUTS + 1):
+        for j in range(SUB_CUTS + 1 - i):
+            if (i, j) in ((0, 0), (SUB_CUTS, 0), (0, SUB_CUTS)):
+                k = 0 if i == j == 0 else (1 if i else 2)
+                x, ea_, eb_ = v[k], vea[k], veb[k]
+            else:
+                x, (ea_, eb_) = on_patch(v[0] + i / SUB_CUTS * (v[1] - v[0]) + j / SUB_CUTS * (v[2] - v[0]))
+                ea_, eb_ = ea_[0], eb_[0]
+            pts[i, j] = (v[0] + f32(x - v[0]), f32(ea_), f32(eb_))
+    return pts
+
+
+def _subdivided_row(v, pts, kb, keff, n_local):
+    """:func:`_triangle_row` of a subdivided triangle (the pipeline's
+    ``contacts.subdivided_triangle_contact``): each sub-triangle by the linear rule with its own
+    normal, summed; the force is the resultant, along it. Returns (row, normal)."""
+    total = a_in = s_int = 0.0
+    fvec = np.zeros(3)
+    moment = np.zeros(3)
+    mom_area = np.zeros(3)
+    for i in range(SUB_CUTS):
+        for j in range(SUB_CUTS - i):
+            tris = [((i, j), (i + 1, j), (i, j + 1))]
+            if i + j < SUB_CUTS - 1:
+                tris.append(((i + 1, j), (i + 1, j + 1), (i, j + 1)))
+            for tri in tris:
+                xs = np.array([pts[t][0] for t in tri])
+                cr = np.cross(xs[1] - xs[0], xs[2] - xs[0])
+                if not np.linalg.norm(cr) > 0.0:
+                    continue
+                ea_ = np.array([pts[t][1] for t in tri])
+                eb_ = np.array([pts[t][2] for t in tri])
+                point, ar, depth, _, force, _, _, spec = _triangle_row(xs, ea_, eb_, kb, keff, 0.5 * np.linalg.norm(cr),
+                                                                       None)
+                if spec:
+                    continue
+                a_in += ar
+                total += force
+                fvec += force * cr / np.linalg.norm(cr)
+                moment += force * point if force > 0.0 else 0.0
+                s_int += depth * ar
+                mom_area += ar * point if force == 0.0 else 0.0
+    s = np.array([pts[0, 0][1] + pts[0, 0][2], pts[SUB_CUTS, 0][1] + pts[SUB_CUTS, 0][2],
+                  pts[0, SUB_CUTS][1] + pts[0, SUB_CUTS][2]])
+    if a_in <= 0.0:
+        return (v.mean(axis=0), 0.0, s.mean(), 0.0, 0.0, 0.0, 0.0, True), n_local
+    force = np.linalg.norm(fvec)
+    normal = n_local
+    if force > 0.0 and total > 0.0:
+        normal = fvec / force
+        moment *= force / total
+        s_int *= force / total
+    else:
+        force = total
+    if force > 0.0:
+        point = moment / force
+    else:
+        force = 0.0
+        point = mom_area / a_in
+    return (point, a_in, s_int / a_in, force / a_in, force, a_in * keff, force / kb, False), normal
 
 
 def _parabolic_root(f0, t1, ft, f1):

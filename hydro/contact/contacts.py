@@ -191,22 +191,13 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
     into a soft box: eB ≈ 1e-12·eA on the sphere's surface), and kB·eB amplified that error by
     kB: −kB·eB gave a force 39 % low at 1e4 and 300× high at 1e8 (issue 27); −k_eff·s tends to
     k_soft·V at every ratio, whichever shape is B."""
-    nx, ny, nz = _cross(x0, y0, z0, x1, y1, z1, x2, y2, z2)
-    length = math.sqrt(nx * nx + ny * ny + nz * nz)
-    area = 0.5 * length
-    inv = 1.0 / length
-    nx *= inv
-    ny *= inv
-    nz *= inv
+    nx, ny, nz, area = _unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     s0 = ea0 + eb0
     s1 = ea1 + eb1
     s2 = ea2 + eb2
     a_in, force, mx, my, mz, s_int, ax, ay, az = inside_integrals(x0, y0, z0, x1, y1, z1, x2, y2, z2, area,
                                                                   -keff * s0, -keff * s1, -keff * s2, s0, s1, s2)
-    if a_in <= 0.0:
-        return (True, (x0 + x1 + x2) / 3.0, (y0 + y1 + y2) / 3.0, (z0 + z1 + z2) / 3.0, nx, ny, nz, 0.0,
-                (s0 + s1 + s2) / 3.0, 0.0, 0.0, 0.0, 0.0)
-    if curved and s0 < 0.0 and s1 < 0.0 and s2 < 0.0:
+    if a_in > 0.0 and curved and s0 < 0.0 and s1 < 0.0 and s2 < 0.0:
         ds = 0.75 * area * (ea_c + eb_c - (s0 + s1 + s2) / 3.0)
         dp = -keff * ds
         force += dp
@@ -214,6 +205,26 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
         mx += dp * (x0 + x1 + x2) / 3.0
         my += dp * (y0 + y1 + y2) / 3.0
         mz += dp * (z0 + z1 + z2) / 3.0
+    return _finish_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, s0, s1, s2, a_in, force, mx, my, mz,
+                           s_int, ax, ay, az, kb, keff)
+
+
+@device_fn(inline=True)
+def _unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2):
+    """A triangle's unit normal (by its winding) and area."""
+    nx, ny, nz = _cross(x0, y0, z0, x1, y1, z1, x2, y2, z2)
+    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    inv = 1.0 / length
+    return nx * inv, ny * inv, nz * inv, 0.5 * length
+
+
+@device_fn(inline=True)
+def _finish_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, s0, s1, s2, a_in, force, mx, my, mz, s_int, ax,
+                    ay, az, kb, keff):
+    """:func:`triangle_contact`'s result from a triangle's integrals over its part inside the overlap."""
+    if a_in <= 0.0:
+        return (True, (x0 + x1 + x2) / 3.0, (y0 + y1 + y2) / 3.0, (z0 + z1 + z2) / 3.0, nx, ny, nz, 0.0,
+                (s0 + s1 + s2) / 3.0, 0.0, 0.0, 0.0, 0.0)
     if force > 0.0:
         cx = mx / force
         cy = my / force
@@ -224,6 +235,98 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
         cy = ay / a_in
         cz = az / a_in
     return (False, cx, cy, cz, nx, ny, nz, a_in, s_int / a_in, force / a_in, force, a_in * keff, force / kb)
+
+
+#: Most cuts per edge of a subdivided patch triangle (:func:`subdivided_triangle_contact`): up to
+#: SUB_CUTS² sub-triangles over up to SUB_POINTS points, SUB_VALUES numbers each (x, y, z, eA, eB)
+SUB_CUTS = 4
+SUB_POINTS = (SUB_CUTS + 1) * (SUB_CUTS + 2) // 2
+SUB_VALUES = 5
+
+
+@device_fn(inline=True)
+def sub_index(i, j, cuts):
+    """Index of the subdivision point i/cuts along edge 0→1 and j/cuts along edge 0→2 of a triangle
+    cut ``cuts`` times per edge (i + j <= cuts): 0 .. (cuts + 1)(cuts + 2)/2 − 1."""
+    return i * (2 * cuts + 3 - i) // 2 + j
+
+
+@device_fn
+def subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, values, row, base, cuts):
+    """:func:`triangle_contact` of a patch triangle (B frame) over which the patch bends or the
+    pressure is far from linear — a kink of an exact field, where its nearest face changes, or the
+    rim crosses it: its cuts² sub-triangles (``cuts`` <= SUB_CUTS per edge), whose corners lie on the patch, are integrated
+    each by the linear rule (partial ones clipped at s = 0 exactly) with its own normal, and summed
+    into one contact. The points are ``values[row, base + SUB_VALUES·sub_index(i, j, cuts) + (0 .. 4)]``
+    = (x, y, z from vertex 0, eA, eB): the triangle's point i/cuts along edge 0→1 and j/cuts along 0→2,
+    settled on the patch (the corners are the triangle's vertices).
+
+    The contact's force is the sum's resultant, along its normal (the resultant's direction); its
+    point is the sub-triangles' centre of pressure; area, depth and stiffness are as in
+    :func:`triangle_contact` over the sub-triangles, with the depth scaled so that
+    stiffness·|depth| = force. Piecewise-linear pressure on a piecewise-flat patch is integrated
+    with an error about cuts² times smaller than by the whole triangle's rule."""
+    nx, ny, nz, area = _unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
+    a_in = total = mx = my = mz = s_int = ax = ay = az = 0.0
+    fx = fy = fz = 0.0
+    for i in range(cuts):
+        for j in range(cuts - i):
+            for down in range(2):
+                if down == 1 and i + j == cuts - 1:
+                    break
+                # up: (i, j), (i + 1, j), (i, j + 1); down: (i + 1, j), (i + 1, j + 1), (i, j + 1)
+                ka = base + SUB_VALUES * sub_index(i + down, j, cuts)
+                kb_ = base + SUB_VALUES * sub_index(i + 1, j + down, cuts)
+                kc = base + SUB_VALUES * sub_index(i, j + 1, cuts)
+                xa = x0 + float(values[row, ka])
+                ya = y0 + float(values[row, ka + 1])
+                za = z0 + float(values[row, ka + 2])
+                xb = x0 + float(values[row, kb_])
+                yb = y0 + float(values[row, kb_ + 1])
+                zb = z0 + float(values[row, kb_ + 2])
+                xc = x0 + float(values[row, kc])
+                yc = y0 + float(values[row, kc + 1])
+                zc = z0 + float(values[row, kc + 2])
+                sx, sy, sz = _cross(xa, ya, za, xb, yb, zb, xc, yc, zc)
+                length = math.sqrt(sx * sx + sy * sy + sz * sz)
+                if not length > 0.0:
+                    continue
+                sa = float(values[row, ka + 3]) + float(values[row, ka + 4])
+                sb = float(values[row, kb_ + 3]) + float(values[row, kb_ + 4])
+                sc = float(values[row, kc + 3]) + float(values[row, kc + 4])
+                r = inside_integrals(xa, ya, za, xb, yb, zb, xc, yc, zc, 0.5 * length, -keff * sa, -keff * sb,
+                                     -keff * sc, sa, sb, sc)
+                a_in += r[0]
+                total += r[1]
+                fx += r[1] * sx / length
+                fy += r[1] * sy / length
+                fz += r[1] * sz / length
+                mx += r[2]
+                my += r[3]
+                mz += r[4]
+                s_int += r[5]
+                ax += r[6]
+                ay += r[7]
+                az += r[8]
+    s0 = float(values[row, base + 3]) + float(values[row, base + 4])
+    k1 = base + SUB_VALUES * sub_index(cuts, 0, cuts)
+    k2 = base + SUB_VALUES * sub_index(0, cuts, cuts)
+    s1 = float(values[row, k1 + 3]) + float(values[row, k1 + 4])
+    s2 = float(values[row, k2 + 3]) + float(values[row, k2 + 4])
+    force = math.sqrt(fx * fx + fy * fy + fz * fz)
+    if force > 0.0 and total > 0.0:
+        nx = fx / force
+        ny = fy / force
+        nz = fz / force
+        scale = force / total  # the resultant over the sum of the sub-triangles' forces
+        mx *= scale
+        my *= scale
+        mz *= scale
+        s_int *= scale
+    else:
+        force = total
+    return _finish_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, s0, s1, s2, a_in, force, mx, my, mz,
+                           s_int, ax, ay, az, kb, keff)
 
 
 @device_fn(inline=True)
@@ -271,6 +374,18 @@ def emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1,
     (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness,
      weight) = triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, kb, keff, curved,
                                 ea_c, eb_c)
+    write_triangle_contact(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1,
+                           ea2, eb0, eb1, eb2, keff, speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force,
+                           stiffness, weight)
+
+
+@device_fn(inline=True)
+def write_triangle_contact(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0,
+                           ea1, ea2, eb0, eb1, eb2, keff, speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure,
+                           force, stiffness, weight):
+    """Row ``o`` of the contact buffers from a patch triangle's contact (B frame, as
+    :func:`triangle_contact` returns it), in the world, and the triangle's vertices in the optional
+    triangle buffer."""
     wx, wy, wz = b_to_world(pairs, p, cx, cy, cz)
     wnx, wny, wnz = b_dir_to_world(pairs, p, nx, ny, nz)
     write_contact(contact_f, contact_i, o, wx, wy, wz, wnx, wny, wnz, area, depth, pressure, force, stiffness,

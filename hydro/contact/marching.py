@@ -25,7 +25,8 @@ from ..backend import device_fn, kernel
 from ..sdf.layout import BRICK, F_ORIGIN, I_PRIMITIVE
 from ..sdf.sample import (exact_field_phi, field_phi_hint, sdf_brick_slopes, sdf_grid_brick, sdf_grid_brick_value,
                           sdf_grid_phi, sdf_phi_reuse, sdf_slopes)
-from .contacts import emit_triangle, triangle_is_contact
+from .contacts import (SUB_CUTS, SUB_POINTS, SUB_VALUES, emit_triangle, sub_index, subdivided_triangle_contact,
+                       triangle_is_contact, write_triangle_contact)
 from .interface import interface_value
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .refine import SQRT3
@@ -41,7 +42,15 @@ BLOCK_EDGES = 3 * (BLOCK_SAMPLES - 1) * BLOCK_SAMPLES**2  # 54 grid edges betwee
 EDGE_CACHE = 3 * BLOCK_POINTS
 #: then the block's ``exact`` bits (:func:`_with_curved_bits`), for the scatter pass
 BLOCK_EXACT = EDGE_CACHE + 3 * BLOCK_EDGES
-BLOCK_ROW = BLOCK_EXACT + 1
+#: then eA, eB at the subdivision points of the triangle being subdivided (:func:`_subdivided`)
+BLOCK_SUB = BLOCK_EXACT + 1
+BLOCK_ROW = BLOCK_SUB + SUB_VALUES * SUB_POINTS
+#: A curved triangle (partly) inside the overlap is subdivided when the separation at its centre
+#: (settled on the patch) differs from the mean of its vertices' by more than this many voxels: the
+#: pressure is far from linear over it (a kink of an exact field, where its nearest face changes,
+#: or the rim crosses it), into SUB_CUTS² sub-triangles (fewer cuts lose more than they gain: their
+#: linear rule falls short on a smoothly curved patch where the whole triangle's quadratic rule does not)
+SUB_DEVIATION = 0.02
 #: A bound on the float32 rounding of a crossing's eA + eB, relative to the largest |eA| + |eB| of
 #: the block's points: 2⁻²⁴ of |eA| and of |eB|, each at most that largest sum (2⁻²³), doubled
 #: for the float64 arithmetic around them
@@ -249,23 +258,13 @@ def _edge_vertex(b, q, e, corners, clamp, p, pairs, sdf, exact, ox, oy, oz, h, m
 
 
 @device_fn(inline=False)
-def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1, y1, z1, x2, y2, z2, ma, mb,
-                     ka, kb, kna, knb, interface):
-    """eA, eB at the point of the patch over the centroid of triangle (B-local vertices) of voxel q
-    of block b: one Newton step of the interface along the triangle's normal from the centroid,
-    with the slope along it from the voxel's trilinear gradient of the corners' f (the centroid
-    lies within about h²·curvature of the patch, so one step settles it)."""
-    cx = (x0 + x1 + x2) / 3.0
-    cy = (y0 + y1 + y2) / 3.0
-    cz = (z0 + z1 + z2) / 3.0
-    nx = (y1 - y0) * (z2 - z0) - (z1 - z0) * (y2 - y0)
-    ny = (z1 - z0) * (x2 - x0) - (x1 - x0) * (z2 - z0)
-    nz = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0)
-    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz)
-    nx *= inv
-    ny *= inv
-    nz *= inv
-    # the trilinear gradient of f in voxel q at the centroid (voxel units → per metre)
+def _on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, cx, cy, cz, nx, ny, nz, ma, mb, ka, kb, kna, knb,
+              interface, hint_a, bound_a, hint_b, bound_b):
+    """eA, eB at the point of the patch over B-local (cx, cy, cz), a point of a triangle of voxel q
+    of block b with unit normal (nx, ny, nz): one Newton step of the interface along the normal from
+    the point, with the slope along it from the voxel's trilinear gradient of the corners' f (the
+    point lies within about h²·curvature of the patch, so one step settles it)."""
+    # the trilinear gradient of f in voxel q at the point (voxel units → per metre)
     u = min(max((cx - ox) / h - (q & 1), 0.0), 1.0)
     v = min(max((cy - oy) / h - ((q >> 1) & 1), 0.0), 1.0)
     w = min(max((cz - oz) / h - ((q >> 2) & 1), 0.0), 1.0)
@@ -284,14 +283,15 @@ def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0,
     gz = ((f001 - f000) * (1 - u) * (1 - v) + (f101 - f100) * u * (1 - v) + (f011 - f010) * (1 - u) * v
           + (f111 - f110) * u * v) / h
     slope = gx * nx + gy * ny + gz * nz
-    # the fields at the centroid, then at the Newton step from it (one call site, as above)
+    # the fields at the point, then at the Newton step from it (one call site, as above)
     t = 0.0
     ea = 0.0
     eb = 0.0
-    hint_a = hint_b = -1  # the first evaluation's nearest triangles, for the second (see above)
-    bound_a = bound_b = 0.0
+    # hint_a, bound_a, hint_b, bound_b: the nearest triangles at an evaluation near (cx, cy, cz) and
+    # the bounds that certify them there, less the distance from it (−1: none); each evaluation's
+    # for the next
     for step in range(2):
-        move = abs(t)  # from the centroid (|n| = 1)
+        move = abs(t)  # from the point (|n| = 1)
         ea, eb, hint_a, bound_a, hint_b, bound_b = _field_values(
             p, pairs, sdf, cx + t * nx, cy + t * ny, cz + t * nz, exact, ma, mb, hint_a, bound_a - move, hint_b,
             bound_b - move)
@@ -299,8 +299,76 @@ def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0,
             break
         t = -interface_value(ea, eb, ka, kb, kna, knb, interface) / slope
         if not abs(t) <= h:
+            t = 0.0  # no step: the values are the point's
             break
+    return ea, eb, t, hint_a, bound_a, hint_b, bound_b
+
+
+@device_fn(inline=True)
+def _unit_normal_of(x0, y0, z0, x1, y1, z1, x2, y2, z2):
+    """A triangle's unit normal (by its winding)."""
+    nx = (y1 - y0) * (z2 - z0) - (z1 - z0) * (y2 - y0)
+    ny = (z1 - z0) * (x2 - x0) - (x1 - x0) * (z2 - z0)
+    nz = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0)
+    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz)
+    return nx * inv, ny * inv, nz * inv
+
+
+@device_fn(inline=False)
+def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1, y1, z1, x2, y2, z2, ma, mb,
+                     ka, kb, kna, knb, interface):
+    """eA, eB at the point of the patch over the centroid of triangle (B-local vertices) of voxel q
+    of block b (:func:`_on_patch`)."""
+    nx, ny, nz = _unit_normal_of(x0, y0, z0, x1, y1, z1, x2, y2, z2)
+    ea, eb, t, hint_a, bound_a, hint_b, bound_b = _on_patch(
+        b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, (x0 + x1 + x2) / 3.0, (y0 + y1 + y2) / 3.0,
+        (z0 + z1 + z2) / 3.0, nx, ny, nz, ma, mb, ka, kb, kna, knb, interface, -1, 0.0, -1, 0.0)
     return ea, eb
+
+
+@device_fn(inline=False)
+def _subdivided(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1,
+                ea2, eb0, eb1, eb2, ma, mb, ka, kb, kna, knb, interface, cuts):
+    """eA, eB at the subdivision points of a triangle (B-local vertices, voxel q of block b) into
+    the block's row from ``BLOCK_SUB`` (:func:`~hydro.contact.contacts.subdivided_triangle_contact`'s
+    layout): the vertices' own values at the corners, the others settled on the patch
+    (:func:`_on_patch`)."""
+    nx, ny, nz = _unit_normal_of(x0, y0, z0, x1, y1, z1, x2, y2, z2)
+    hint_a = hint_b = -1  # each point's nearest triangles, certified at the next less the move there
+    bound_a = bound_b = 0.0
+    px = x0
+    py = y0
+    pz = z0
+    for i in range(cuts + 1):
+        for j in range(cuts + 1 - i):
+            k = BLOCK_SUB + SUB_VALUES * sub_index(i, j, cuts)
+            u = i / cuts
+            v = j / cuts
+            x = x0 + u * (x1 - x0) + v * (x2 - x0)
+            y = y0 + u * (y1 - y0) + v * (y2 - y0)
+            z = z0 + u * (z1 - z0) + v * (z2 - z0)
+            if i == 0 and j == 0:
+                ea, eb = ea0, eb0
+            elif i == cuts:
+                ea, eb = ea1, eb1
+            elif j == cuts:
+                ea, eb = ea2, eb2
+            else:
+                move = math.sqrt((x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2)
+                ea, eb, t, hint_a, bound_a, hint_b, bound_b = _on_patch(
+                    b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x, y, z, nx, ny, nz, ma, mb, ka, kb, kna, knb,
+                    interface, hint_a, bound_a - move, hint_b, bound_b - move)
+                x += t * nx
+                y += t * ny
+                z += t * nz
+                px = x
+                py = y
+                pz = z
+            corners[b, k] = x - x0  # from vertex 0: float32 keeps the small offsets finely
+            corners[b, k + 1] = y - y0
+            corners[b, k + 2] = z - z0
+            corners[b, k + 3] = ea
+            corners[b, k + 4] = eb
 
 
 @device_fn(inline=True)
@@ -553,14 +621,35 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
             if not triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0 + eb0, ea1 + eb1, ea2 + eb2, gap, h):
                 continue
             if o < capacity:  # (0 in a count pass that only counts)
-                curved = exact & (CURVED_A | CURVED_B) != 0 and ea0 + eb0 < 0.0 and ea1 + eb1 < 0.0 and ea2 + eb2 < 0.0
+                s0 = ea0 + eb0
+                s1 = ea1 + eb1
+                s2 = ea2 + eb2
+                curved = exact & (CURVED_A | CURVED_B) != 0
+                inside = curved and s0 < 0.0 and s1 < 0.0 and s2 < 0.0
                 ea_c = 0.0
                 eb_c = 0.0
-                if curved:
+                cuts = 0  # per edge, when subdivided
+                if curved and (s0 < 0.0 or s1 < 0.0 or s2 < 0.0):
+                    # a curved triangle whose centre strays from its vertices' linear separation by
+                    # more than SUB_DEVIATION voxels (a kink of an exact field or the rim crosses it) is
+                    # subdivided
                     ea_c, eb_c = _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1,
                                                   y1, z1, x2, y2, z2, ma, mb, ka, kb, kna, knb, interface)
-                emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0,
-                              ea1, ea2, eb0, eb1, eb2, kb, keff, curved, ea_c, eb_c)
+                    deviation = abs(ea_c + eb_c - (s0 + s1 + s2) / 3.0)
+                    if deviation > SUB_DEVIATION * h:
+                        cuts = SUB_CUTS
+                if cuts > 0:
+                    _subdivided(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1, y1, z1, x2, y2,
+                                z2, ea0, ea1, ea2, eb0, eb1, eb2, ma, mb, ka, kb, kna, knb, interface, cuts)
+                    (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness,
+                     weight) = subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, corners, b,
+                                                           BLOCK_SUB, cuts)
+                    write_triangle_contact(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1, y1, z1, x2,
+                                           y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, keff, speculative, cx, cy, cz, nx,
+                                           ny, nz, area, depth, pressure, force, stiffness, weight)
+                else:
+                    emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1, y1, z1, x2, y2, z2,
+                                  ea0, ea1, ea2, eb0, eb1, eb2, kb, keff, inside, ea_c, eb_c)
             o += 1
             n += 1
     if not write:
