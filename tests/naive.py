@@ -241,7 +241,7 @@ def _subdivision(v, vea, veb, on_patch):
     """The pipeline's subdivision points of a triangle: {(i, j): (x, eA, eB)} at i/SUB_CUTS along
     edge 0→1 and j/SUB_CUTS along 0→2, settled on the patch (``on_patch``) but at the vertices; the
     pipeline keeps them as float32 (the position as its offset from vertex 0)."""
-    f32 = lambda x: np.float32(x).astype(np.float64)  # noqa: E731
+    f32 = lambda x: np.float32(x).astype(np.float64)
     pts = {}
     for i in range(SUB_CUTS + 1):
         for j in range(SUB_CUTS + 1 - i):

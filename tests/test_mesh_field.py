@@ -350,14 +350,14 @@ def test_a_subdivided_triangle_integrates_a_kinked_pressure_and_keeps_a_linear_o
     for _ in range(5):
         g = rng.normal(size=3)
         c = rng.uniform(-0.002, 0.001)
-        sep = lambda x: c + 0.5 * g @ x  # noqa: E731
+        sep = lambda x: c + 0.5 * g @ x
         s = [sep(x) for x in v]
         whole = triangle_contact(*v.ravel(), *s, 0.0, 0.0, 0.0, kb, keff, False, 0.0, 0.0)
         sub = subdivided_triangle_contact(*v.ravel(), kb, keff, values(sep), 0, 0, SUB_CUTS)
         np.testing.assert_allclose(np.array(sub[1:], float), np.array(whole[1:], float), rtol=1e-9, atol=1e-12)
     # a kinked one, s = max(−1 mm, x − 2 mm) (a wall's ramp meeting a plateau): the force against a
     # dense quadrature; the whole triangle's rule is far off (37 %), the subdivided one over 10× closer
-    sep = lambda x: max(-0.001, x[0] - 0.002)  # noqa: E731
+    sep = lambda x: max(-0.001, x[0] - 0.002)
     n = 600
     u, w = np.meshgrid((np.arange(n) + 0.5) / n, (np.arange(n) + 0.5) / n)
     keep = u + w < 1.0

@@ -320,10 +320,9 @@ def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0,
     """eA, eB at the point of the patch over the centroid of triangle (B-local vertices) of voxel q
     of block b (:func:`_on_patch`)."""
     nx, ny, nz = _unit_normal_of(x0, y0, z0, x1, y1, z1, x2, y2, z2)
-    ea, eb, t, hint_a, bound_a, hint_b, bound_b = _on_patch(
-        b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, (x0 + x1 + x2) / 3.0, (y0 + y1 + y2) / 3.0,
-        (z0 + z1 + z2) / 3.0, nx, ny, nz, ma, mb, ka, kb, kna, knb, interface, -1, 0.0, -1, 0.0)
-    return ea, eb
+    found = _on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, (x0 + x1 + x2) / 3.0, (y0 + y1 + y2) / 3.0,
+                      (z0 + z1 + z2) / 3.0, nx, ny, nz, ma, mb, ka, kb, kna, knb, interface, -1, 0.0, -1, 0.0)
+    return found[0], found[1]
 
 
 @device_fn(inline=False)
