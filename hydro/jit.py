@@ -356,12 +356,26 @@ def _module_closure(modname: str) -> tuple:
     return tuple(sorted(seen))
 
 
+#: When this process started importing hydro (the time its sources were read)
+_IMPORTED_AT = time.time()
+
+
 @functools.lru_cache(maxsize=None)
 def source_digest(modname: str) -> str:
-    """A digest of the hydro sources a function defined in ``modname`` can inline."""
+    """A digest of the hydro sources a function defined in ``modname`` can inline.
+
+    The files are read when first asked, which can be long after the process imported them: a
+    file edited since then is not the code this process compiles, and an entry saved under its
+    digest would hand this process's old code to every later process (measured: a constant changed
+    between two runs while a test run was still compiling gave the old constant's results). So if
+    any of them changed after hydro was imported, the stamp is one no other process shares: this
+    process's entries are never loaded."""
     h = hashlib.sha256()
     for m in _module_closure(modname):
-        with open(_module_file(m), "rb") as f:
+        path = _module_file(m)
+        if os.stat(path).st_mtime > _IMPORTED_AT:
+            return f"edited-after-import-{os.getpid()}-{_IMPORTED_AT!r}"
+        with open(path, "rb") as f:
             h.update(m.encode() + b"\0" + f.read() + b"\0")
     return h.hexdigest()[:16]
 

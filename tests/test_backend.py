@@ -105,6 +105,28 @@ def test_cache_follows_the_sources_a_kernel_can_inline(tmp_path):
     assert _python(code, env, tmp_path).split() == ["0", "1"]  # compiled again
 
 
+def test_a_source_edited_after_import_is_not_cached_under_its_new_digest(tmp_path):
+    # a process compiles the source it imported; if the file changed since, an entry saved under
+    # the new file's digest would hand the old code to every later process (a test run still
+    # compiling while a constant was edited did so): such a process's entries are never loaded
+    src = tmp_path / "src"
+    shutil.copytree(os.path.join(ROOT, "hydro"), src / "hydro", ignore=shutil.ignore_patterns("__pycache__"))
+    run = ("import sys\n"
+           f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+           "from test_contact_data import random_case\n"
+           "from hydro.sim import contact_data_packed as C\n"
+           "{edit}"
+           "C.pack_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3,\n"
+           "                    points_in_world_space=False)\n"
+           "s = C.CONTACT_DATA_EMIT_PACKED.loop.stats\n"
+           "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n")
+    edit = (f"open({str(src / 'hydro' / 'transforms.py')!r}, 'a').write('\\n# edited after the import\\n')\n")
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(src))
+    assert _python(run.format(edit=edit), env, tmp_path).split() == ["0", "1"]  # compiled the old source
+    assert _python(run.format(edit=""), env, tmp_path).split() == ["0", "1"]  # not handed the old code
+    assert _python(run.format(edit=""), env, tmp_path).split() == ["1", "0"]  # its own entry is loaded
+
+
 def test_the_compiled_pipeline_call_has_the_same_cache_key_in_every_process(tmp_path):
     # Numba keys a closure's cache entry on its pickled cell contents, which differ between
     # processes for functions made at run time: the one-call CPU pipeline (a closure over the
