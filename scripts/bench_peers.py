@@ -379,14 +379,24 @@ def icosphere_pair_reference(rot_a, rot_b, d, spacing=2.5e-4):
 
 
 def asset_reference(verts, faces, lift, k_mesh, k_box, spacing):
-    """Force of a mesh (k_mesh) translated by ``lift`` into a box (k_box, top face z = 0): on each
-    column the interface k_mesh·φ_mesh = k_box·z by bisection, φ_mesh libigl's winding-number signed
-    distance, F_z = k_mesh ∫∫ −φ_mesh dx dy. No hydro code."""
+    """Force of a mesh (k_mesh) translated by ``lift`` into a box (k_box > k_mesh, top face z = 0):
+    on each column the interface k_mesh·φ_mesh = k_box·z by bisection, φ_mesh libigl's
+    winding-number signed distance, F_z = k_mesh ∫∫ −φ_mesh dx dy. No hydro code.
+
+    Only columns where the mesh is inside at z = 0 carry force, and there the root lies within
+    k_mesh·|φ(0)|/(k_box − k_mesh) below the plane (φ is 1-Lipschitz: where φ(0) >= 0, φ < 0 below
+    needs k_box·|z| = k_mesh·|φ(z)| < k_mesh·|z|, impossible), so the bisection runs on those
+    columns in that bracket only."""
     import igl
 
     v = np.ascontiguousarray(verts + lift, dtype=np.float64)
     f = np.ascontiguousarray(faces, dtype=np.int64)
-    lo_xy, hi_xy = v[:, :2].min(axis=0), v[:, :2].max(axis=0)
+    # the part below z = 0 lies over its vertices below and its edges' crossings of the plane
+    a, b = v[f].reshape(-1, 3), v[np.roll(f, 1, axis=1)].reshape(-1, 3)
+    cross = (a[:, 2] < 0.0) != (b[:, 2] < 0.0)
+    t = a[cross, 2] / (a[cross, 2] - b[cross, 2])
+    under = np.concatenate([v[v[:, 2] <= 0.0, :2], a[cross, :2] + t[:, None] * (b[cross, :2] - a[cross, :2])])
+    lo_xy, hi_xy = under.min(axis=0) - spacing, under.max(axis=0) + spacing
     gx = np.arange(lo_xy[0], hi_xy[0], spacing) + spacing / 2
     gy = np.arange(lo_xy[1], hi_xy[1], spacing) + spacing / 2
     X, Y = (a.ravel() for a in np.meshgrid(gx, gy))
@@ -395,9 +405,13 @@ def asset_reference(verts, faces, lift, k_mesh, k_box, spacing):
         out = igl.signed_distance(np.stack([X, Y, z], 1), v, f, sign_type=igl.SIGNED_DISTANCE_TYPE_WINDING_NUMBER)
         return out[0]
 
-    zmin = float(v[:, 2].min())
-    lo = np.full(X.shape, zmin)
+    if not k_box > k_mesh:
+        raise ValueError("asset_reference needs k_box > k_mesh")
+    phi0 = phi(np.zeros(X.shape))
+    keep = phi0 < 0.0
+    X, Y, phi0 = X[keep], Y[keep], phi0[keep]
     hi = np.zeros(X.shape)
+    lo = np.maximum(float(v[:, 2].min()), -1.000001 * k_mesh * (-phi0) / (k_box - k_mesh))
     for _ in range(36):
         mid = 0.5 * (lo + hi)
         below = k_mesh * phi(mid) - k_box * mid > 0.0  # the mesh's side: the root lies above
@@ -486,7 +500,8 @@ def _hydro_geometry(spec):
 def hydro_case(shapes, resolution):
     """hydro's model of ``shapes`` at ``max_resolution``: a dict with ``query(threads)`` (one
     ``collide`` with that many Numba threads) and ``result()`` (force, area, elements of the last
-    query), ``h`` and ``setup_s``."""
+    query), ``h`` (the finest voxel), ``shape_h`` (each shape's voxel, in the order of ``shapes``)
+    and ``setup_s``."""
     import numba
 
     from hydro.contact.config import HydroelasticConfig
@@ -523,7 +538,9 @@ def hydro_case(shapes, resolution):
         area = float(c.area[~c.speculative].astype(float).sum())
         return {"force": fz, "area": area, "elements": len(c)}
 
-    return {"query": query, "result": result, "setup_s": setup, "h": min(s.voxel_size for s in model.sdfs)}
+    shape_h = [model.sdfs[i].voxel_size if i >= 0 else math.nan for i in np.asarray(model.shape_sdf)]
+    return {"query": query, "result": result, "setup_s": setup, "h": min(s.voxel_size for s in model.sdfs),
+            "shape_h": shape_h}
 
 
 #: the clock of the timings: wall time, or with --cpu-time this thread's CPU time (one Numba thread:
