@@ -78,14 +78,16 @@ MESHES = [
 
 def press_shapes(mesh):
     """bench_peers shape specs: the mesh's lowest point PRESS_FRACTION of its z-extent into a static
-    box 1000× stiffer (top face z = 0, wider than the mesh), and the lift applied to the mesh."""
+    box 1000× stiffer (top face z = 0, at least 0.5 m and twice the mesh's footprint wide), and the
+    lift applied to the mesh."""
     v = np.asarray(mesh.vertices, dtype=np.float64)
     lo, hi = v.min(axis=0), v.max(axis=0)
     depth = PRESS_FRACTION * float(hi[2] - lo[2])
     lift = np.array([0.0, 0.0, -float(lo[2]) - depth])
     centre = 0.5 * (lo + hi)
     side = max(0.5, 2.0 * float(np.max(hi[:2] - lo[:2])))
-    box = bench_peers._shape("box", (side, side, 0.2), (centre[0], centre[1], -0.1), k=BOX_RATIO * K_MESH,
+    tall = max(0.2, 0.5 * side)  # a box many of its own voxels tall (its grid's voxel follows its longest side)
+    box = bench_peers._shape("box", (side, side, tall), (centre[0], centre[1], -0.5 * tall), k=BOX_RATIO * K_MESH,
                              static=True)
     body = bench_peers._shape("mesh", (v, np.asarray(mesh.faces)), lift, k=K_MESH, tets=False)
     return [box, body], lift
