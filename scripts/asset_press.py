@@ -122,7 +122,8 @@ def named_resolution(caught):
     """The largest sdfMaxResolution the warnings name (None: none names one)."""
     import re
 
-    found = [int(m) for _, message in caught for m in re.findall(r"sdfMaxResolution (?:>= )?(\d+)", message)]
+    found = [int(m) for _, message in caught
+             for m in re.findall(r"(?:newton:sdfMaxResolution |sdfMaxResolution >= )(\d+)", message)]
     return max(found) if found else None
 
 
@@ -136,7 +137,8 @@ def short_warning(category, message):
         return f"thin walls ({thick.group(1) if thick else '?'}; res ≥ {fix.group(1) if fix else '?'})"
     if "contact patch" in message:
         what = re.search(r"is (.*?) on ", message)
-        fix = re.search(r"sdfMaxResolution (\d+)", message) or re.search(r"sdfTargetVoxelSize ([0-9.e+-]+)", message)
+        fix = (re.search(r"newton:sdfMaxResolution (\d+)", message)
+               or re.search(r"newton:sdfTargetVoxelSize ([0-9.e+-]+)", message))
         return f"patch {what.group(1).split(' (')[0] if what else ''} (res {fix.group(1) if fix else '?'})"
     return f"{category}: {message[:80]}"
 
