@@ -53,18 +53,19 @@ MAX_NAMED = 1024
 
 #: (pip requirement, path inside the wheel, what it is): arm links, gripper fingers, pads and jaws,
 #: objects (no mug or cup ships in these packages: the kettle and the can stand for them)
+ERD = "cmeel.prefix/share/example-robot-data/robots/"  # example-robot-data's robots
 MESHES = [
-    ("example-robot-data==6.0.0", "cmeel.prefix/share/example-robot-data/robots/so_arm_description/meshes/so100/Moving_Jaw.stl",
+    ("example-robot-data==6.0.0", ERD + "so_arm_description/meshes/so100/Moving_Jaw.stl",
      "SO-100 moving jaw"),
-    ("example-robot-data==6.0.0", "cmeel.prefix/share/example-robot-data/robots/so_arm_description/meshes/so100/Fixed_Jaw.stl",
+    ("example-robot-data==6.0.0", ERD + "so_arm_description/meshes/so100/Fixed_Jaw.stl",
      "SO-100 fixed jaw"),
     ("example-robot-data==6.0.0",
-     "cmeel.prefix/share/example-robot-data/robots/so_arm_description/meshes/so101/moving_jaw_so101_v1.stl",
+     ERD + "so_arm_description/meshes/so101/moving_jaw_so101_v1.stl",
      "SO-101 moving jaw"),
     ("robosuite==1.5.2", "robosuite/models/assets/grippers/meshes/xarm7_gripper/left_finger.stl", "xArm7 finger"),
-    ("example-robot-data==6.0.0", "cmeel.prefix/share/example-robot-data/robots/pr2_description/meshes/gripper_v0/l_finger_tip.stl",
+    ("example-robot-data==6.0.0", ERD + "pr2_description/meshes/gripper_v0/l_finger_tip.stl",
      "PR2 finger tip"),
-    ("example-robot-data==6.0.0", "cmeel.prefix/share/example-robot-data/robots/talos_data/meshes/gripper/fingertip_collision.STL",
+    ("example-robot-data==6.0.0", ERD + "talos_data/meshes/gripper/fingertip_collision.STL",
      "TALOS finger tip (collision)"),
     ("airo-models==0.0.12", "airo_models/grippers/robotiq_2f_85/meshes/collision/robotiq_arg2f_85_inner_finger.obj",
      "Robotiq 2F-85 inner finger (collision)"),
@@ -270,7 +271,8 @@ def main(argv=None):
     pressed = [r for r in rows if "force" in r]
     bad = [r for r in pressed if abs(pct(r["force"], r["ref"])) > 1.0 and not r["warnings"]]
     print()
-    print(f"meshes {len(rows)}: pressed {len(pressed)}, within 1 % {sum(abs(pct(r['force'], r['ref'])) <= 1.0 for r in pressed)}, "
+    within = sum(abs(pct(r["force"], r["ref"])) <= 1.0 for r in pressed)
+    print(f"meshes {len(rows)}: pressed {len(pressed)}, within 1 % {within}, "
           f"warned {sum(bool(r['warnings']) for r in pressed)}, off by more than 1 % without a warning {len(bad)}")
     return 1 if bad else 0
 
