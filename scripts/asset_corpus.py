@@ -80,7 +80,6 @@ def wheel_license(wheel: str) -> str:
 
 def pick_meshes(wheel: str, cache: str, count: int) -> list:
     """Up to ``count`` mesh files of the wheel, extracted under ``cache``: (path inside, file)."""
-    out_dir = os.path.join(cache, os.path.basename(wheel)[:-4])
     with zipfile.ZipFile(wheel) as z:
         infos = sorted((i for i in z.infolist() if i.filename.lower().endswith((".stl", ".obj"))
                         and 0 < i.file_size <= MAX_FILE_BYTES), key=lambda i: i.filename)
@@ -91,10 +90,17 @@ def pick_meshes(wheel: str, cache: str, count: int) -> list:
                 seen.add(digest)
                 unique.append(i)
         step = max(1, len(unique) / max(count, 1))
-        chosen = [unique[int(k * step)] for k in range(min(count, len(unique)))]
-        for i in chosen:
-            z.extract(i, out_dir)
-    return [(i.filename, os.path.join(out_dir, i.filename)) for i in chosen]
+        chosen = [unique[int(k * step)].filename for k in range(min(count, len(unique)))]
+    return extract_meshes(wheel, cache, chosen)
+
+
+def extract_meshes(wheel: str, cache: str, names) -> list:
+    """The files ``names`` (paths inside the wheel) extracted under ``cache``: (path inside, file)."""
+    out_dir = os.path.join(cache, os.path.basename(wheel)[:-4])
+    with zipfile.ZipFile(wheel) as z:
+        for name in names:
+            z.extract(name, out_dir)
+    return [(name, os.path.join(out_dir, name)) for name in names]
 
 
 def sign_check(mesh, sdf, rng):
@@ -166,30 +172,32 @@ def press(mesh, sdf_settings):
     return force, 0.5 * STIFFNESS * volume
 
 
-def run_one(label, path, rng):
+def load_closed(label, path):
+    """(mesh or None, row): the file at ``path`` loaded (lengths over 3 units read as millimetres)
+    and its solid checked (*accepted*), else repaired (*repaired*, when the repair moves the
+    surface by at most a voxel at resolution 64), else None (*refused*, with the reason)."""
     from hydro.errors import InputError
     from hydro.geometry import Mesh
     from hydro.geometry.mesh_repair import repair_mesh
-    from hydro.sdf import SDFSettings, build_sdf
 
     row = {"mesh": label}
     try:
         raw = Mesh.load(path)
     except InputError as exc:
         row.update(status="refused", reason=str(exc))
-        return row
+        return None, row
     longest = float(np.max(np.ptp(raw.vertices, axis=0)))
     scale = 0.001 if longest > 3.0 else 1.0
     mesh = Mesh(raw.vertices * scale, raw.faces, name=label) if scale != 1.0 else Mesh(raw.vertices, raw.faces, name=label)
     row.update(triangles=len(mesh.faces), units="mm" if scale != 1.0 else "m")
     try:
-        solid = mesh.solid()
+        mesh.solid()
         row["status"] = "accepted"
     except InputError as exc:
         fixed, report = repair_mesh(mesh)
         if report.accepted:
             mesh = Mesh(fixed.vertices, fixed.faces, name=label)
-            solid = mesh.solid()
+            mesh.solid()
             row.update(status="repaired", reason=f"moved {max(report.displacement, report.coverage) * 1e3:.3g} mm")
         else:
             message = str(exc)
@@ -197,7 +205,18 @@ def run_one(label, path, rng):
             row.update(status="refused", reason=(found.group(1) if found else message)
                        + f"; repair refused: {report.reason().split(':')[0]}",
                        fix_named="Fix:" in message, repair=report.reason())
-            return row
+            return None, row
+    return mesh, row
+
+
+def run_one(label, path, rng):
+    from hydro.geometry import Mesh
+    from hydro.sdf import SDFSettings, build_sdf
+
+    mesh, row = load_closed(label, path)
+    if mesh is None:
+        return row
+    solid = mesh.solid()
     row.update(shells=solid.shells, merged=solid.merged, welded=f"{solid.weld.vertices_in}->{solid.weld.vertices_out}",
                winding=solid.sign == "winding")
     settings = SDFSettings(max_resolution=64)

@@ -23,6 +23,7 @@ but the two spheres'):
 | icosphere meshes rotated, 4 mm | the same, each randomly rotated | quadrature (closed-form φ) |
 | ring mesh on box, 2 mm | a ring (32 sections, radii 0.08 / 0.05 m, 0.03 m tall: 64 wall facets) flat on the box | closed form |
 | milk carton (asset) 10 % into a 1000× stiffer box | robosuite's milk.stl (tests/data), k_box = 1000 k | quadrature (libigl) |
+| Panda finger / link 5 (asset) 10 % into a 1000× stiffer box | the Franka Panda's collision meshes (tests/data: 32 and 300 triangles), k_box = 1000 k | quadrature (libigl) |
 | cylinder end on box, 2 mm | a cylinder R 0.05 m, length 0.1 m, standing on its flat end on a 0.5 × 0.5 × 0.2 m box | closed form |
 | hex prism (convex mesh) on box, 2 mm | a hexagonal prism (apothem 0.04 m, height 0.08 m) as a convex mesh, flat on the 0.5 m box | closed form |
 | 256 boxes on a ground, 2 mm | 16 × 16 boxes of 0.1 m (0.15 m apart) on a 2.6 × 2.6 × 1 m ground | closed form × 256 |
@@ -51,9 +52,9 @@ Matching the models and the resolution:
   at a vertex: H is that value, so the query is compliant–compliant as hydro's and Newton's, all
   three against the same quadrature of the polygonal torus. The icospheres are Drake meshes of
   tetrahedra from the centre to each face; the ring is revolved like the torus (wedges from the
-  centre of its square cross-section: they follow its medial axis). The asset has no tetrahedral
-  mesh, so no Drake model. The mesh rows' references use no hydro code: inside a convex polyhedron
-  φ is the nearest face plane's distance; the ring's force is a closed form; the asset's is a
+  centre of its square cross-section: they follow its medial axis). The assets have no tetrahedral
+  meshes, so no Drake model. The mesh rows' references use no hydro code: inside a convex polyhedron
+  φ is the nearest face plane's distance; the ring's force is a closed form; the assets' are a
   column quadrature with libigl's winding-number signed distance.
 - Newton: ``kh = k``, no margins or gaps, unreduced, SDF resolution 64 padded so its voxel equals
   hydro's h (the issue's earlier run let Newton pad less, a finer h).
@@ -379,14 +380,24 @@ def icosphere_pair_reference(rot_a, rot_b, d, spacing=2.5e-4):
 
 
 def asset_reference(verts, faces, lift, k_mesh, k_box, spacing):
-    """Force of a mesh (k_mesh) translated by ``lift`` into a box (k_box, top face z = 0): on each
-    column the interface k_mesh·φ_mesh = k_box·z by bisection, φ_mesh libigl's winding-number signed
-    distance, F_z = k_mesh ∫∫ −φ_mesh dx dy. No hydro code."""
+    """Force of a mesh (k_mesh) translated by ``lift`` into a box (k_box > k_mesh, top face z = 0):
+    on each column the interface k_mesh·φ_mesh = k_box·z by bisection, φ_mesh libigl's
+    winding-number signed distance, F_z = k_mesh ∫∫ −φ_mesh dx dy. No hydro code.
+
+    Only columns where the mesh is inside at z = 0 carry force, and there the root lies within
+    k_mesh·|φ(0)|/(k_box − k_mesh) below the plane (φ is 1-Lipschitz: where φ(0) >= 0, φ < 0 below
+    needs k_box·|z| = k_mesh·|φ(z)| < k_mesh·|z|, impossible), so the bisection runs on those
+    columns in that bracket only."""
     import igl
 
     v = np.ascontiguousarray(verts + lift, dtype=np.float64)
     f = np.ascontiguousarray(faces, dtype=np.int64)
-    lo_xy, hi_xy = v[:, :2].min(axis=0), v[:, :2].max(axis=0)
+    # the part below z = 0 lies over its vertices below and its edges' crossings of the plane
+    a, b = v[f].reshape(-1, 3), v[np.roll(f, 1, axis=1)].reshape(-1, 3)
+    cross = (a[:, 2] < 0.0) != (b[:, 2] < 0.0)
+    t = a[cross, 2] / (a[cross, 2] - b[cross, 2])
+    under = np.concatenate([v[v[:, 2] <= 0.0, :2], a[cross, :2] + t[:, None] * (b[cross, :2] - a[cross, :2])])
+    lo_xy, hi_xy = under.min(axis=0) - spacing, under.max(axis=0) + spacing
     gx = np.arange(lo_xy[0], hi_xy[0], spacing) + spacing / 2
     gy = np.arange(lo_xy[1], hi_xy[1], spacing) + spacing / 2
     X, Y = (a.ravel() for a in np.meshgrid(gx, gy))
@@ -395,10 +406,14 @@ def asset_reference(verts, faces, lift, k_mesh, k_box, spacing):
         out = igl.signed_distance(np.stack([X, Y, z], 1), v, f, sign_type=igl.SIGNED_DISTANCE_TYPE_WINDING_NUMBER)
         return out[0]
 
-    zmin = float(v[:, 2].min())
-    lo = np.full(X.shape, zmin)
+    if not k_box > k_mesh:
+        raise ValueError("asset_reference needs k_box > k_mesh")
+    phi0 = phi(np.zeros(X.shape))
+    keep = phi0 < 0.0
+    X, Y, phi0 = X[keep], Y[keep], phi0[keep]
     hi = np.zeros(X.shape)
-    for _ in range(36):
+    lo = np.maximum(float(v[:, 2].min()), -1.000001 * k_mesh * (-phi0) / (k_box - k_mesh))
+    for _ in range(24):  # the bracket starts k_mesh/(k_box - k_mesh) of |φ(0)| wide: p to 1e-7 of k_mesh·|φ(0)|
         mid = 0.5 * (lo + hi)
         below = k_mesh * phi(mid) - k_box * mid > 0.0  # the mesh's side: the root lies above
         lo = np.where(below, mid, lo)
@@ -408,13 +423,37 @@ def asset_reference(verts, faces, lift, k_mesh, k_box, spacing):
     return float(np.where((p > 0) & (z < 0), p, 0.0).sum()) * spacing**2
 
 
-ASSET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "meshes", "milk.stl")
+ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "meshes")
+ASSET = os.path.join(ASSETS, "milk.stl")
+#: the real meshes pressed 10 % of their height into a 1000× stiffer box: (row name, file in
+#: tests/data/meshes, the reference's column spacing m)
+ASSET_ROWS = [
+    ("milk carton (asset) 10 % into a 1000× stiffer box", "milk.stl", 2.5e-4),
+    ("Panda finger (asset) 10 % into a 1000× stiffer box", "panda_finger.stl", 1.25e-4),
+    ("Panda link 5 (asset) 10 % into a 1000× stiffer box", "panda_link5.stl", 5e-4),
+]
+
+
+def asset_press(path, spacing):
+    """(shapes, reference force) of the mesh at ``path`` pressed 10 % of its z-extent into a static
+    box (top face z = 0) 1000× stiffer, the reference by :func:`asset_reference`."""
+    from hydro.geometry import Mesh
+
+    solid = Mesh.load(path).solid()
+    lo, hi = solid.vertices.min(axis=0), solid.vertices.max(axis=0)
+    d = 0.1 * float(hi[2] - lo[2])
+    lift = np.array([0.0, 0.0, -float(lo[2]) - d])
+    centre = 0.5 * (lo + hi)
+    stiff = _shape("box", (0.5, 0.5, 0.2), (centre[0], centre[1], -0.1), k=1000 * K, static=True)
+    ref = asset_reference(solid.vertices, solid.faces, lift, K, 1000 * K, spacing)
+    return [stiff, _shape("mesh", (solid.vertices, solid.faces), lift, tets=False)], ref
 
 
 def mesh_scenes(box):
     """The mesh rows: two icospheres (subdivision 3, R 0.1 m) 4 mm, aligned and randomly rotated; the
     ring (32 sections, square cross-section: 64 wall facets) flat on the box, 2 mm; a real asset
-    (robosuite's milk carton) pressed 10 % of its height into a 1000× stiffer box."""
+    (robosuite's milk carton) and two of a robot's (the Franka Panda's finger and link 5 collision
+    meshes) pressed 10 % of their height into a 1000× stiffer box."""
     from scipy.spatial.transform import Rotation
 
     out = {}
@@ -437,16 +476,9 @@ def mesh_scenes(box):
     d = 0.002
     ref = ring_on_box_force(r_out, r_in, n, d, K)
     out["ring mesh on box, 2 mm"] = ([box, _shape("mesh", ring, (0, 0, -d), tets=ring_tets)], (ref, math.nan), ref)
-    from hydro.geometry import Mesh
-
-    milk = Mesh.load(ASSET).solid()
-    lo, hi = milk.vertices.min(axis=0), milk.vertices.max(axis=0)
-    d = 0.1 * float(hi[2] - lo[2])
-    lift = np.array([0.0, 0.0, -float(lo[2]) - d])
-    stiff = _shape("box", (0.5, 0.5, 0.2), (0, 0, -0.1), k=1000 * K, static=True)
-    ref = asset_reference(milk.vertices, milk.faces, lift, K, 1000 * K, 2.5e-4)
-    out["milk carton (asset) 10 % into a 1000× stiffer box"] = (
-        [stiff, _shape("mesh", (milk.vertices, milk.faces), lift, tets=False)], (ref, math.nan), ref)
+    for name, file, spacing in ASSET_ROWS:
+        shapes, ref = asset_press(os.path.join(ASSETS, file), spacing)
+        out[name] = (shapes, (ref, math.nan), ref)
     return out
 
 
@@ -486,7 +518,8 @@ def _hydro_geometry(spec):
 def hydro_case(shapes, resolution):
     """hydro's model of ``shapes`` at ``max_resolution``: a dict with ``query(threads)`` (one
     ``collide`` with that many Numba threads) and ``result()`` (force, area, elements of the last
-    query), ``h`` and ``setup_s``."""
+    query), ``h`` (the finest voxel), ``shape_h`` (each shape's voxel, in the order of ``shapes``)
+    and ``setup_s``."""
     import numba
 
     from hydro.contact.config import HydroelasticConfig
@@ -523,7 +556,9 @@ def hydro_case(shapes, resolution):
         area = float(c.area[~c.speculative].astype(float).sum())
         return {"force": fz, "area": area, "elements": len(c)}
 
-    return {"query": query, "result": result, "setup_s": setup, "h": min(s.voxel_size for s in model.sdfs)}
+    shape_h = [model.sdfs[i].voxel_size if i >= 0 else math.nan for i in np.asarray(model.shape_sdf)]
+    return {"query": query, "result": result, "setup_s": setup, "h": min(s.voxel_size for s in model.sdfs),
+            "shape_h": shape_h}
 
 
 #: the clock of the timings: wall time, or with --cpu-time this thread's CPU time (one Numba thread:

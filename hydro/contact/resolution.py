@@ -14,7 +14,13 @@ box at 32, 29 % less. :class:`PatchResolution` looks at each pair's patch after 
 - *shallow on an interpolated field*: the deepest overlap is under ``MIN_DEPTH_VOXELS`` of a voxel
   of an interpolated shape's grid (its edges, rounded over a voxel, then miss much of the patch:
   two cubes of one mesh 2 mm into a box are 29 % low at 0.04 voxel, 12 % at 0.11, 4.7 % at 0.22;
-  the shipped torus, 3.3 % low at 0.28 voxel as the reduced contacts measure it, is not reported).
+  the shipped torus, 3.3 % low at 0.28 voxel as the reduced contacts measure it, is not reported);
+  the suggested resolution makes the depth ``TARGET_DEPTH_VOXELS`` voxels. A flat face pressed
+  shallow loses force at the walls even on an exact mesh field (the pressure k·min(depth, distance
+  to the wall) bends a depth from the walls, inside a voxel): a 40 mm kitchen-appliance foot
+  (gymnasium-robotics' ``microfeet.stl``, four of them 0.63 m apart) 1.3 mm into a 1000× stiffer
+  box: one foot alone is 3.5 % low at 0.45 voxel; the four 2.9 % at 0.51 (the resolution the earlier
+  target, 0.45 voxel, named: low without a word), 0.9 % at 0.77, 0.3 % at 1.1.
 
 A pair is reported (:class:`~hydro.contact.deep_overlap.HydroelasticLimitWarning`) once per
 pipeline, on its first call: a query (``hydro collide``, a script's ``collide``), or a simulation's
@@ -41,6 +47,8 @@ MIN_PATCH_VOXELS = 3.0
 TARGET_PATCH_VOXELS = 6.0
 #: A patch shallower than this fraction of an interpolated field's voxel is reported.
 MIN_DEPTH_VOXELS = 0.15
+#: The depth (in voxels) the resolution suggested for a shallow patch aims for.
+TARGET_DEPTH_VOXELS = 1.0
 class PatchResolution:
     """The per-shape grids of one pipeline and the pairs it has reported (module docstring)."""
 
@@ -104,7 +112,7 @@ class PatchResolution:
                 short = depth / (MIN_DEPTH_VOXELS * h)
                 if worst is None or short < worst[0]:
                     worst = (short, s, f"{depth / h:.2g} voxels deep (an interpolated field rounds its edges over a "
-                                       f"voxel)", depth / (3.0 * MIN_DEPTH_VOXELS))
+                                       f"voxel)", depth / TARGET_DEPTH_VOXELS)
         if worst is None:
             return None
         _, s, what, h_need = worst
