@@ -90,7 +90,9 @@ def test_thin_plate_warns_and_the_resolution_it_names_carries_the_patch():
     thin = [m for m in caught if "walls thinner than two voxels" in m]
     assert len(thin) == 1 and thick < 2 * h
     named = int(re.search(r"sdfMaxResolution >= (\d+)", thin[0]).group(1))
-    assert named > 64 and abs(force / ref - 1.0) > 0.01  # the default misses by more than 1 % (-1.4 %): warned
+    # named past the default (the default grid itself now carries this plate: −0.13 %, against −1.4 %
+    # before the triangles across its kinks were subdivided)
+    assert named > 64
     force, caught, h = _press(mesh, 0.1 * height, SDFSettings(max_resolution=named))
     assert abs(force / ref - 1.0) <= 0.01, (force, ref)
     assert not any("walls thinner" in m for m in caught)
