@@ -211,7 +211,7 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
                             slope = grad @ n_local
                             if slope > 0.0:
                                 step = -interface(*e)[0] / slope
-                                if abs(step) <= h:
+                                if ON_PATCH * h < abs(step) <= h:
                                     return c + step * n_local, fields((c + step * n_local)[None])
                             return c, e
 
@@ -235,6 +235,7 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
 
 SUB_CUTS = 4  # contacts.SUB_CUTS
 SUB_DEVIATION = 0.02  # marching.SUB_DEVIATION
+ON_PATCH = 1e-5  # marching.ON_PATCH
 
 
 def _subdivision(v, vea, veb, on_patch):

@@ -51,6 +51,9 @@ BLOCK_ROW = BLOCK_SUB + SUB_VALUES * SUB_POINTS
 #: or the rim crosses it), into SUB_CUTS² sub-triangles (fewer cuts lose more than they gain: their
 #: linear rule falls short on a smoothly curved patch where the whole triangle's quadratic rule does not)
 SUB_DEVIATION = 0.02
+#: A point whose Newton step onto the patch is under this many voxels is taken to be on it (no second
+#: evaluation: the separation moves by at most twice the step)
+ON_PATCH = 1e-5
 #: A bound on the float32 rounding of a crossing's eA + eB, relative to the largest |eA| + |eB| of
 #: the block's points: 2⁻²⁴ of |eA| and of |eB|, each at most that largest sum (2⁻²³), doubled
 #: for the float64 arithmetic around them
@@ -298,8 +301,8 @@ def _on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, cx, cy, cz, nx
         if step == 1 or not slope > 0.0:
             break
         t = -interface_value(ea, eb, ka, kb, kna, knb, interface) / slope
-        if not abs(t) <= h:
-            t = 0.0  # no step: the values are the point's
+        if not abs(t) <= h or abs(t) <= ON_PATCH * h:
+            t = 0.0  # no step (the point is on the patch, or the step is no use): the point's values
             break
     return ea, eb, t, hint_a, bound_a, hint_b, bound_b
 
