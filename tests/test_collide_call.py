@@ -2,9 +2,11 @@
 the deep-overlap test inside the compiled call, and the rule that picks threads by measured work."""
 
 import contextlib
+import math
 import os
 import pickle
 import tracemalloc
+import warnings
 
 import numba
 import numpy as np
@@ -149,6 +151,59 @@ def test_the_deep_overlap_test_in_the_compiled_call_finds_the_deep_pair():
             want = HydroelasticPipeline(m, stage_timings=True).collide(poses)
         assert got.counts["deep_overlap"] == want.counts["deep_overlap"] == int(deep)
         assert_same_table(got.contacts, want.contacts)
+
+
+def _deep_tests(pipe, model, poses):
+    """(the bounds test, the compiled call's test) on every pair of ``poses``' shapes."""
+    from hydro.contact.deep_overlap import _any_deep_candidate, _any_may_be_deep
+
+    d = pipe.deep_overlap
+    n = len(poses)
+    a, b = (np.array(v, dtype=np.int32) for v in zip(*[(i, j) for i in range(n) for j in range(i + 1, n)]))
+    args = (np.ascontiguousarray(poses, dtype=float), a, b, d.center, d.inradius, d.lo, d.hi, d.margin)
+    return (_any_may_be_deep(*args),
+            _any_deep_candidate(*args, np.asarray(model.shape_sdf, dtype=np.int32), model.sdf_pack.view()))
+
+
+def test_the_compiled_deep_overlap_test_asks_for_no_fallback_when_centres_are_only_near_bounds():
+    # a small sphere pressed 2 mm into a large one along its bounds' diagonal: its centre lies in
+    # the large sphere's bounding box (the bounds test trips) but far outside the sphere itself
+    m = shapes([Sphere(0.1), Sphere(0.05)])
+    direction = np.ones(3) / math.sqrt(3.0)
+    poses = np.array([pose((0, 0, 0)), pose(tuple((0.15 - 0.002) * direction))])
+    pipe = HydroelasticPipeline(m, NO_REDUCE)
+    assert _deep_tests(pipe, m, poses) == (True, False)
+    res = pipe.collide(poses)
+    assert len(res.contacts) > 0 and res.counts["deep_overlap"] == 0 and res.timings_ms["deep_overlap"] == 0.0
+
+
+def test_the_compiled_deep_overlap_test_flags_every_pair_the_fallback_would_take():
+    # random poses of a box, a sphere and a mesh, many near deep overlap: wherever the host's
+    # fallback (given an empty patch, so that any positive F_fallback counts) makes a contact,
+    # the compiled call's test must have flagged the call
+    from hydro.geometry import Mesh
+    import trimesh
+
+    ico = trimesh.creation.icosphere(subdivisions=2, radius=0.06)
+    geos = [Box((0.3, 0.2, 0.1)), Sphere(0.05), Mesh(np.asarray(ico.vertices), np.asarray(ico.faces))]
+    m = shapes(geos, resolution=32)
+    pipe = HydroelasticPipeline(m, NO_REDUCE)
+    rng = np.random.default_rng(25)
+    flagged = taken = 0
+    for _ in range(300):
+        poses = np.array([pose(tuple(rng.uniform(-0.12, 0.12, 3)), tuple(rng.normal(size=3)), rng.uniform(0, 6.3))
+                          for _ in geos])
+        bounds, compiled = _deep_tests(pipe, m, poses)
+        a, b = zip(*[(i, j) for i in range(3) for j in range(i + 1, 3)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", HydroelasticLimitWarning)
+            extra = pipe.deep_overlap.contacts(poses, np.array(a), np.array(b), Contacts.empty(0))
+        if extra is not None:
+            assert compiled, poses
+            taken += 1
+        assert bounds or not compiled  # never flagged where the bounds test would not be
+        flagged += compiled
+    assert taken > 20 and flagged < 300  # both kinds of poses were met
 
 
 # ---------------------------------------------------------------------------------------------

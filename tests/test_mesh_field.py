@@ -236,6 +236,70 @@ def test_a_box_mesh_face_is_proven_affine_and_an_icosphere_is_not():
     assert np.all(build_sdf(Mesh(v, f, name="ico"), SDFSettings(max_resolution=32)).brick_curved == 1.0)
 
 
+def _affine_cells(sdf):
+    """The lowest grid samples (N, 3) of the cells flagged affine (a negative first key)."""
+    from hydro.sdf.layout import CELLS_PER_BRICK, CELLS_PER_EDGE, MESH_CELL
+
+    mf = sdf.mesh_field
+    nb = np.array(sdf.bricks)
+    out = []
+    for b in np.flatnonzero(mf.brick_row >= 0):
+        for c in range(CELLS_PER_BRICK):
+            k = mf.brick_row[b] * CELLS_PER_BRICK + c
+            if mf.cell_start[k + 1] > mf.cell_start[k] and mf.key[mf.cell_start[k]] < 0:
+                brick = np.array([b % nb[0], (b // nb[0]) % nb[1], b // (nb[0] * nb[1])])
+                cell = np.array([c % CELLS_PER_EDGE, (c // CELLS_PER_EDGE) % CELLS_PER_EDGE,
+                                 c // (CELLS_PER_EDGE * CELLS_PER_EDGE)])
+                out.append(BRICK * brick + MESH_CELL * cell)
+    return np.array(out).reshape(-1, 3)
+
+
+def test_cells_proven_affine_are_one_plane_and_keep_the_patch():
+    """The ring's flat end is one plane over many cells of its exact field (flagged, so marching
+    cubes takes the affine path in those blocks); an icosphere's faces hold no cell. The flags
+    change the ring's patch on a box only by rounding."""
+    from hydro.sdf import SDFPack
+    from hydro.sdf.layout import MESH_CELL
+
+    v, f = ring_mesh(0.08, 0.05, 0.03)
+    ring = Mesh(v, f, name="ring")
+    sdf = build_sdf(ring, SDFSettings(max_resolution=64))
+    cells = _affine_cells(sdf)
+    assert len(cells) > 20
+    h = sdf.voxel_size
+    rng = np.random.default_rng(5)
+    tri = v[f]
+    for low in cells[:: max(1, len(cells) // 12)]:
+        # random points of the closed cell, its corners among them
+        corners = np.array([[(q >> a) & 1 for a in range(3)] for q in range(8)], float)
+        u = np.concatenate([corners, rng.uniform(0, 1, (24, 3))])
+        p = sdf.origin + (low + MESH_CELL * u) * h
+        ref = brute_distance(p, tri)
+        ref = np.where(winding_inside(p, tri), -ref, ref)
+        coef, *_ = np.linalg.lstsq(np.c_[p, np.ones(len(p))], ref, rcond=None)
+        assert np.abs(np.c_[p, np.ones(len(p))] @ coef - ref).max() < 1e-12  # one plane
+        # the lists (float32 corners); on the cell's far faces the next cell's, or the stored field
+        phi = sdf.pack().sample_exact(np.zeros(len(p), np.int32), p)
+        np.testing.assert_allclose(phi, ref, atol=sdf.quantization_step + 1e-8)
+    iv, i_f = icosphere()
+    assert len(_affine_cells(build_sdf(Mesh(iv, i_f, name="ico"), SDFSettings(max_resolution=32)))) == 0
+    # the patch of the ring pressed 2 mm into a box, with the flags and with them cleared
+    m = shapes([Box((0.5, 0.5, 0.2)), ring], resolution=64)
+    poses = np.array([pose((0, 0, -0.1)), pose((0, 0, -0.002))])
+    cfg = HydroelasticConfig(reduce_contacts=False)
+    flagged = HydroelasticPipeline(m, cfg).collide(poses).contacts
+    mf = m.sdfs[1].mesh_field
+    assert np.any(mf.key < 0)
+    mf.key[mf.key < 0] = 0.0
+    m.sdf_pack = SDFPack(m.sdfs)
+    cleared = HydroelasticPipeline(m, cfg).collide(poses).contacts
+    assert len(flagged) == len(cleared) > 100
+    fa = flagged.force_vectors()[:, 2].sum()
+    fb = cleared.force_vectors()[:, 2].sum()
+    assert abs(fa / fb - 1.0) < 1e-6, (fa, fb)
+    np.testing.assert_allclose(flagged.point, cleared.point, atol=1e-6 * h)
+
+
 def test_thin_walls_warn_with_the_voxel_that_carries_them():
     plate = trimesh.creation.box((0.1, 0.1, 0.002))
     with pytest.warns(MeshWarning, match=r"walls thinner than two voxels.*sdfTargetVoxelSize <= "):

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..backend import SERIAL_BELOW, cpu_exclusive_scan, cpu_jit, device_fn
 from .broad_phase import SWEEP, shape_boxes_into, sweep_order_into
-from .deep_overlap import _any_may_be_deep
+from .deep_overlap import _any_deep_candidate
 from .marching import MARCHING_CUBES
 from .pair_setup import PAIR_SETUP
 from .polytope import POLYTOPE_CONTACTS
@@ -253,8 +253,8 @@ def _make_cpu_collide(threaded, with_polygons, with_reduce):
             compact(n_pairs * budget, (budget, slot_f, slot_i, slot_counts, slot_offsets, out_f, out_i, capacity))
             status[S_REDUCED] = min(total, capacity)
         deep_center, deep_inradius, deep_lo, deep_hi, deep_margin = deep
-        if n_pairs > 0 and _any_may_be_deep(poses, pair_a[:n_pairs], pair_b[:n_pairs], deep_center, deep_inradius,
-                                            deep_lo, deep_hi, deep_margin):
+        if n_pairs > 0 and _any_deep_candidate(poses, pair_a[:n_pairs], pair_b[:n_pairs], deep_center, deep_inradius,
+                                               deep_lo, deep_hi, deep_margin, shape_sdf, sdf):
             status[S_DEEP] = 1
         status[S_CODE] = OK
 

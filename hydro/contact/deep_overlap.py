@@ -35,6 +35,8 @@ import numpy as np
 
 from ..errors import HydroWarning
 from ..jit import cpu_jit
+from ..sdf.layout import I_PRIMITIVE
+from ..sdf.sample import primitive_field_phi, sdf_phi
 from ..geometry.primitives import BOX, CAPSULE, CONE, CYLINDER, ELLIPSOID, SPHERE
 from ..transforms import pose_inverse, pose_transform_points, quat_rotate, quat_rotate_one
 from .types import Contacts
@@ -97,6 +99,21 @@ def _rotate(q, v, sign=1.0):
 
 
 @cpu_jit
+def _centre_outside(poses, x, y, center, lo, hi):
+    """Shape X's centre in shape Y's frame (the inverse rotation), and its distance to Y's bounds:
+    (cx, cy, cz, distance)."""
+    wx, wy, wz = quat_rotate_one(poses[x, 3], poses[x, 4], poses[x, 5], poses[x, 6],
+                                 center[x, 0], center[x, 1], center[x, 2])
+    cx, cy, cz = quat_rotate_one(-poses[y, 3], -poses[y, 4], -poses[y, 5], poses[y, 6],
+                                 wx + poses[x, 0] - poses[y, 0], wy + poses[x, 1] - poses[y, 1],
+                                 wz + poses[x, 2] - poses[y, 2])
+    ox = max(max(lo[y, 0] - cx, cx - hi[y, 0]), 0.0)
+    oy = max(max(lo[y, 1] - cy, cy - hi[y, 1]), 0.0)
+    oz = max(max(lo[y, 2] - cz, cz - hi[y, 2]), 0.0)
+    return cx, cy, cz, math.sqrt(ox * ox + oy * oy + oz * oz)
+
+
+@cpu_jit
 def _any_may_be_deep(poses, a, b, center, inradius, lo, hi, margin) -> bool:
     """Whether any pair may be in deep overlap: the centre of one shape X lies within r_X/2 of the
     other's bounds (the test :meth:`DeepOverlap.contacts` makes first, for every pair and both roles,
@@ -108,16 +125,45 @@ def _any_may_be_deep(poses, a, b, center, inradius, lo, hi, margin) -> bool:
             r = inradius[x]
             if r <= 0.0:
                 continue
-            # X's centre in world, then in Y's frame (the inverse rotation)
-            wx, wy, wz = quat_rotate_one(poses[x, 3], poses[x, 4], poses[x, 5], poses[x, 6],
-                                         center[x, 0], center[x, 1], center[x, 2])
-            cx, cy, cz = quat_rotate_one(-poses[y, 3], -poses[y, 4], -poses[y, 5], poses[y, 6],
-                                         wx + poses[x, 0] - poses[y, 0], wy + poses[x, 1] - poses[y, 1],
-                                         wz + poses[x, 2] - poses[y, 2])
-            ox = max(max(lo[y, 0] - cx, cx - hi[y, 0]), 0.0)
-            oy = max(max(lo[y, 1] - cy, cy - hi[y, 1]), 0.0)
-            oz = max(max(lo[y, 2] - cz, cz - hi[y, 2]), 0.0)
-            if math.sqrt(ox * ox + oy * oy + oz * oz) - margin[y] < 0.5 * r:
+            cx, cy, cz, outside = _centre_outside(poses, x, y, center, lo, hi)
+            if outside - margin[y] < 0.5 * r:
+                return True
+    return False
+
+
+#: Slack of :func:`_any_deep_candidate`'s test, × X's inradius (plus 1e-9 m): the host recomputes
+#: the centre's φ from the same formulas, rotated by NumPy instead (rounding only)
+DEEP_TEST_SLACK = 1e-6
+
+
+@cpu_jit
+def _any_deep_candidate(poses, a, b, center, inradius, lo, hi, margin, shape_sdf, sdf) -> bool:
+    """Whether any pair may get a fallback contact from :meth:`DeepOverlap.contacts`: the
+    separation e of the centre of one shape X from the other, Y (φ_Y − margin, with φ_Y as the host
+    evaluates it: a primitive's closed form, else the stored field), is below r_X/2, F_fallback's
+    only positive range (less a rounding slack, :data:`DEEP_TEST_SLACK`). The bounds test of
+    :func:`_any_may_be_deep` first (φ_Y is at least the distance to Y's bounds), then φ_Y only
+    where it trips: two shapes merely pressed together, their centres near each other's bounds
+    (a rotated box's corner), ask the host for nothing."""
+    for p in range(a.shape[0]):
+        for role in range(2):
+            x = b[p] if role == 0 else a[p]
+            y = a[p] if role == 0 else b[p]
+            r = inradius[x]
+            if r <= 0.0:
+                continue
+            cx, cy, cz, outside = _centre_outside(poses, x, y, center, lo, hi)
+            slack = DEEP_TEST_SLACK * r + 1e-9
+            if not outside - margin[y] < 0.5 * r + slack:
+                continue
+            k = shape_sdf[y]
+            if k < 0:
+                return True
+            if sdf.params_i[k, I_PRIMITIVE] >= 0:
+                phi = primitive_field_phi(k, cx, cy, cz, sdf)
+            else:
+                phi = sdf_phi(k, cx, cy, cz, sdf)
+            if not phi - margin[y] >= 0.5 * r + slack:  # (NaN: looked at)
                 return True
     return False
 

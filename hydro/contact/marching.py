@@ -23,8 +23,8 @@ from numba import int64
 
 from ..backend import device_fn, kernel
 from ..sdf.layout import BRICK, F_ORIGIN, I_PRIMITIVE
-from ..sdf.sample import (exact_field_phi, field_phi_hint, sdf_brick_slopes, sdf_grid_brick, sdf_grid_brick_value,
-                          sdf_grid_phi, sdf_phi_reuse, sdf_slopes)
+from ..sdf.sample import (exact_field_phi, field_phi_hint, mesh_cell_affine, sdf_brick_slopes, sdf_grid_brick,
+                          sdf_grid_brick_value, sdf_grid_phi, sdf_phi_reuse, sdf_slopes)
 from .contacts import (SUB_CUTS, SUB_POINTS, SUB_VALUES, emit_triangle, sub_index, subdivided_triangle_contact,
                        triangle_is_contact, write_triangle_contact)
 from .interface import interface_value
@@ -100,9 +100,10 @@ CURVED_A, CURVED_B = 4, 8
 def _with_curved_bits(p, pairs, sdf, exact, x, y, z, h):
     """The pair's ``exact`` bits, with ``CURVED_A`` / ``CURVED_B`` for each exactly evaluated field
     that may be curved over the block centred at B-local (x, y, z) (voxel h): over a brick where a
-    primitive's field is affine (a box's face region; ``B_CURVED`` 0), and a stored field is
-    trilinear, the interface is linear along every grid edge, so the linear crossing is exact and
-    needs no settling step."""
+    primitive's field is affine (a box's face region; ``B_CURVED`` 0), or a mesh's is one face
+    plane (the brick, or for B the block's own cell: :func:`~hydro.sdf.sample.mesh_cell_affine`),
+    and a stored field is trilinear, the interface is linear along every grid edge, so the linear
+    crossing is exact and needs no settling step."""
     gap_a = 0.0
     if exact & 1:
         ax, ay, az = b_to_a(pairs, p, x, y, z)
@@ -110,8 +111,10 @@ def _with_curved_bits(p, pairs, sdf, exact, x, y, z, h):
         if curved > 0.0:
             exact |= CURVED_A
     if exact & 2:
-        gx, gy, gz, gap, curved = sdf_brick_slopes(pairs.i[p, PI_SDF_B], x, y, z, sdf)  # the block lies in one brick
-        if curved > 0.0:
+        sb = pairs.i[p, PI_SDF_B]
+        gx, gy, gz, gap, curved = sdf_brick_slopes(sb, x, y, z, sdf)  # the block lies in one brick
+        # ... and is one cell of a mesh's exact field, which may be proven affine on its own
+        if curved > 0.0 and not (sdf.params_i[sb, I_PRIMITIVE] < 0 and mesh_cell_affine(sb, x, y, z, sdf)):
             exact |= CURVED_B
     return exact, gap_a
 

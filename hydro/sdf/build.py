@@ -565,7 +565,7 @@ def _add_mesh_field(sdf: SDF, md, band, extra_padding, band_points, band_values,
     against the build's exact samples (``band_values`` at ``band_points``; a brick that disagrees
     drops its lists), and per brick the bound on |exact − stored| that refinement adds."""
     from .mesh_field import (CHECK_TOLERANCE, MESH_LIST_DEPTH_VOXELS, MESH_LIST_OUTSIDE_VOXELS, affine_bricks,
-                             build_mesh_field, drop_bricks)
+                             build_mesh_field, drop_bricks, mark_affine_cells)
 
     h = sdf.voxel_size
     nb = np.array(sdf.bricks, dtype=np.int64)
@@ -606,6 +606,9 @@ def _add_mesh_field(sdf: SDF, md, band, extra_padding, band_points, band_values,
         sdf.mesh_field = drop_bricks(sdf.mesh_field, band[plain])
         sdf.mesh_field.dropped_bricks = field.dropped_bricks
         gaps[plain] = 0.0
+    # cells where one face plane is the exact field: marching cubes takes the affine path in the
+    # block that is that cell
+    mark_affine_cells(sdf.mesh_field, md, sdf.origin, h, nb)
     out = np.zeros(sdf.brick_count)
     out[band] = EXACT_GAP_SAFETY * gaps
     sdf.brick_exact_gap = ((out * (1.0 + 1e-6) + 1e-9) * (out > 0)).astype(np.float32).reshape(sdf.brick_slot.shape)

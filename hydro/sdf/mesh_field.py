@@ -23,6 +23,9 @@ Built here once per mesh (CPU), beside its SDF:
   stored field: lists grow with depth, and patches rarely lie there.
 - per triangle, float32: its corners and the angle-weighted pseudo-normals of its vertices and
   edges (the sign near the surface, exact for the closed solid :meth:`Mesh.solid` makes).
+- cells over which one face plane is provably the exact field (:func:`_affine_regions`, as for
+  bricks) start their list with a negative key (still a lower bound): marching cubes takes the
+  affine path in such a cell's block, as in a brick proven affine.
 
 The builder checks the exact field against the build's own exact samples (winding-number signed)
 at every sample of the listed bricks; a brick where they disagree (a sign the pseudo-normals get
@@ -49,6 +52,9 @@ MESH_LIST_DEPTH_VOXELS = 6.0
 MESH_LIST_OUTSIDE_VOXELS = 2.0
 #: Relative slack of the list bound (covers float32 corners and rounding), × the voxel
 LIST_SLACK = 1e-4
+#: The first key of a cell over which one face plane is the exact field (:func:`mark_affine_cells`):
+#: negative, so still a lower bound on that candidate's distance
+AFFINE_KEY = -1.0
 #: Agreement of the list-evaluated field with the build's exact samples, × the voxel
 CHECK_TOLERANCE = 1e-3
 
@@ -62,7 +68,8 @@ class MeshField:
     | ``brick_row`` | (bricks,) int32 | each brick's row of cells, −1: none |
     | ``cell_start`` | (rows · CELLS_PER_BRICK + 1,) int32 | each cell's first entry; the last: the end |
     | ``ids`` | (E,) int32 | candidate triangles, nearest to the cell's centre first |
-    | ``key`` | (E,) float32 | a lower bound on each candidate's distance from the centre |
+    | ``key`` | (E,) float32 | a lower bound on each candidate's distance from the centre; a |
+    |  |  | cell's first ``AFFINE_KEY``: one face plane is its exact field (:func:`mark_affine_cells`) |
     | ``tri`` | (T, MESH_TRI_VALUES) float32 | corners and pseudo-normals per triangle |
     """
 
@@ -351,15 +358,16 @@ COPLANAR_TOLERANCE = 1e-9
 
 
 @cpu_jit
-def _affine_bricks(bricks, origin, h, nb, tri, tri_lo, tri_hi, node_lo, node_hi, node_left, node_start, node_count,
-                   order, face_n, tri_edge, n_edges, out):
-    """Per brick of ``bricks``: 1 where the plane P of the triangle nearest to its centre is
-    provably the exact signed distance over the whole brick, else 0.
+def _affine_regions(lows, size, origin, h, tri, tri_lo, tri_hi, node_lo, node_hi, node_left, node_start, node_count,
+                    order, face_n, tri_edge, n_edges, out):
+    """Per region of ``lows`` (its lowest grid sample; a cube of ``size`` voxels, a multiple of
+    MESH_CELL: a brick, or one cell): 1 where the plane P of the triangle nearest to its centre is
+    provably the exact signed distance over the whole region, else 0.
 
     Every cell of MESH_CELL³ voxels gets its candidates as the lists do (the triangles within
     d + 2ρ of its centre, ρ its half diagonal: they include the nearest triangle of each of its
-    points). With G the candidates coplanar with P (same outward normal): (1) the brick centre's
-    projection c' onto P lies in a triangle of G and farther than the brick's half diagonal from
+    points). With G the candidates coplanar with P (same outward normal): (1) the region centre's
+    projection c' onto P lies in a triangle of G and farther than the region's half diagonal from
     every edge of G not shared by two triangles of G, so every point's projection lies in G's
     union and its distance to the mesh is at most its distance |pd| to P; (2) in every cell each
     candidate not in G lies farther from the centre than the cell's largest |pd| (over its
@@ -370,16 +378,16 @@ def _affine_bricks(bricks, origin, h, nb, tri, tri_lo, tri_hi, node_lo, node_hi,
     group = np.empty(tri.shape[0], np.int64)
     stack = np.empty(256, dtype=np.int64)
     rho_cell = 0.5 * math.sqrt(3.0) * MESH_CELL * h
-    rho = 0.5 * math.sqrt(3.0) * BRICK * h
-    for k in range(bricks.shape[0]):
+    rho = 0.5 * math.sqrt(3.0) * size * h
+    per_edge = size // MESH_CELL
+    for k in range(lows.shape[0]):
         out[k] = 0
-        b = bricks[k]
-        bx = b % nb[0]
-        by = (b // nb[0]) % nb[1]
-        bz = b // (nb[0] * nb[1])
-        qx = origin[0] + (BRICK * bx + 0.5 * BRICK) * h
-        qy = origin[1] + (BRICK * by + 0.5 * BRICK) * h
-        qz = origin[2] + (BRICK * bz + 0.5 * BRICK) * h
+        bx = lows[k, 0]
+        by = lows[k, 1]
+        bz = lows[k, 2]
+        qx = origin[0] + (bx + 0.5 * size) * h
+        qy = origin[1] + (by + 0.5 * size) * h
+        qz = origin[2] + (bz + 0.5 * size) * h
         _, t0, _, _, _, _ = _closest_point(qx, qy, qz, np.inf, -1, tri, tri_lo, tri_hi, node_lo, node_hi, node_left,
                                            node_start, node_count, order, stack)
         nx, ny, nz = face_n[t0, 0], face_n[t0, 1], face_n[t0, 2]
@@ -389,19 +397,19 @@ def _affine_bricks(bricks, origin, h, nb, tri, tri_lo, tri_hi, node_lo, node_hi,
         ok = True
         m = 0
         touched = 0
-        for c in range(CELLS_PER_BRICK):
-            cx = c % CELLS_PER_EDGE
-            cy = (c // CELLS_PER_EDGE) % CELLS_PER_EDGE
-            cz = c // (CELLS_PER_EDGE * CELLS_PER_EDGE)
+        for c in range(per_edge * per_edge * per_edge):
+            cx = c % per_edge
+            cy = (c // per_edge) % per_edge
+            cz = c // (per_edge * per_edge)
             worst = 0.0
             for q in range(8):
-                px = origin[0] + (BRICK * bx + MESH_CELL * (cx + (q & 1))) * h
-                py = origin[1] + (BRICK * by + MESH_CELL * (cy + ((q >> 1) & 1))) * h
-                pz = origin[2] + (BRICK * bz + MESH_CELL * (cz + ((q >> 2) & 1))) * h
+                px = origin[0] + (bx + MESH_CELL * (cx + (q & 1))) * h
+                py = origin[1] + (by + MESH_CELL * (cy + ((q >> 1) & 1))) * h
+                pz = origin[2] + (bz + MESH_CELL * (cz + ((q >> 2) & 1))) * h
                 worst = max(worst, abs(nx * px + ny * py + nz * pz - off))
-            px = origin[0] + (BRICK * bx + MESH_CELL * cx + 0.5 * MESH_CELL) * h
-            py = origin[1] + (BRICK * by + MESH_CELL * cy + 0.5 * MESH_CELL) * h
-            pz = origin[2] + (BRICK * bz + MESH_CELL * cz + 0.5 * MESH_CELL) * h
+            px = origin[0] + (bx + MESH_CELL * cx + 0.5 * MESH_CELL) * h
+            py = origin[1] + (by + MESH_CELL * cy + 0.5 * MESH_CELL) * h
+            pz = origin[2] + (bz + MESH_CELL * cz + 0.5 * MESH_CELL) * h
             best2, _, _, _, _, _ = _closest_point(px, py, pz, np.inf, -1, tri, tri_lo, tri_hi, node_lo, node_hi,
                                                   node_left, node_start, node_count, order, stack)
             r = math.sqrt(best2) + 2.0 * rho_cell
@@ -490,15 +498,47 @@ def _affine_bricks(bricks, origin, h, nb, tri, tri_lo, tri_hi, node_lo, node_hi,
         out[k] = 1 if ok else 0
 
 
+def _affine(md, origin, h, lows, size) -> np.ndarray:
+    """Per region (lowest samples ``lows``, ``size`` voxels): whether one face plane is provably
+    the exact field over it (:func:`_affine_regions`)."""
+    tri, tri_lo, tri_hi, lo, hi, left, start, count, order, face_n, _, edge_n, _, tri_edge = md.arrays
+    out = np.zeros(len(lows), np.int64)
+    if len(lows):
+        _affine_regions(np.ascontiguousarray(lows, dtype=np.int64), int(size), np.asarray(origin, dtype=float), float(h),
+                        tri, tri_lo, tri_hi, lo, hi, left, start, count, order, face_n,
+                        np.ascontiguousarray(tri_edge, dtype=np.int64), len(edge_n), out)
+    return out == 1
+
+
+def _brick_lows(bricks, nb):
+    nb = np.asarray(nb, dtype=np.int64)
+    return BRICK * np.stack([bricks % nb[0], (bricks // nb[0]) % nb[1], bricks // (nb[0] * nb[1])], axis=1)
+
+
 def affine_bricks(field: MeshField, md, origin, h, nb) -> np.ndarray:
     """The bricks (indices) with lists where one face plane of the mesh is provably its exact
-    signed distance over the whole brick (see :func:`_affine_bricks`)."""
+    signed distance over the whole brick (see :func:`_affine_regions`)."""
+    bricks = np.flatnonzero(field.brick_row >= 0).astype(np.int64)
+    return bricks[_affine(md, origin, h, _brick_lows(bricks, nb), BRICK)]
+
+
+def mark_affine_cells(field: MeshField, md, origin, h, nb) -> int:
+    """Flag the listed cells over which one face plane of the mesh is provably its exact signed
+    distance (:func:`_affine_regions`): their first candidate's key becomes ``AFFINE_KEY`` (< 0,
+    still a lower bound), which marching cubes reads as "affine over this block"
+    (:func:`~hydro.sdf.sample.mesh_cell_affine`). Returns how many were flagged."""
     bricks = np.flatnonzero(field.brick_row >= 0).astype(np.int64)
     if len(bricks) == 0:
-        return bricks
-    tri, tri_lo, tri_hi, lo, hi, left, start, count, order, face_n, _, edge_n, _, tri_edge = md.arrays
-    out = np.zeros(len(bricks), np.int64)
-    _affine_bricks(bricks, np.asarray(origin, dtype=float), float(h), np.asarray(nb, dtype=np.int64), tri, tri_lo,
-                   tri_hi, lo, hi, left, start, count, order, face_n, np.ascontiguousarray(tri_edge, dtype=np.int64),
-                   len(edge_n), out)
-    return bricks[out == 1]
+        return 0
+    rows = field.brick_row[bricks].astype(np.int64)
+    cell = np.arange(CELLS_PER_BRICK)
+    offsets = MESH_CELL * np.stack([cell % CELLS_PER_EDGE, (cell // CELLS_PER_EDGE) % CELLS_PER_EDGE,
+                                    cell // (CELLS_PER_EDGE * CELLS_PER_EDGE)], axis=1)
+    lows = (_brick_lows(bricks, nb)[:, None, :] + offsets[None, :, :]).reshape(-1, 3)
+    index = (rows[:, None] * CELLS_PER_BRICK + cell[None, :]).ravel()
+    start = field.cell_start[index].astype(np.int64)
+    listed = field.cell_start[index + 1] > start
+    flat = np.zeros(len(index), bool)
+    flat[listed] = _affine(md, origin, h, lows[listed], MESH_CELL)
+    field.key[start[flat]] = AFFINE_KEY
+    return int(flat.sum())

@@ -324,6 +324,56 @@ MESH_GRID_SIGN_VOXELS = 2.0
 
 
 @device_fn(inline=True)
+def _mesh_cell(s, x, y, z, sdf):
+    """The candidate list of the cell of MESH_CELL³ voxels of packed mesh shape ``s`` that holds
+    local (x, y, z), and the point's offset from the cell's centre: (e0, e1, ox, oy, oz), the
+    list ``mesh_ids[e0:e1]``; e0 == e1 where there is none (no exact field, outside the box, a
+    brick or cell without a list)."""
+    pf = sdf.params_f
+    pi = sdf.params_i
+    base = pi[s, I_MESH]
+    if base < 0:
+        return 0, 0, 0.0, 0.0, 0.0
+    h = pf[s, F_VOXEL]
+    inv = pf[s, F_INV_VOXEL]
+    gx = (x - pf[s, F_ORIGIN]) * inv
+    gy = (y - pf[s, F_ORIGIN + 1]) * inv
+    gz = (z - pf[s, F_ORIGIN + 2]) * inv
+    nx = pi[s, I_RES]
+    ny = pi[s, I_RES + 1]
+    nz = pi[s, I_RES + 2]
+    if not (gx >= 0.0 and gy >= 0.0 and gz >= 0.0 and gx <= nx and gy <= ny and gz <= nz):
+        return 0, 0, 0.0, 0.0, 0.0
+    ix = min(int(gx), nx - 1)
+    iy = min(int(gy), ny - 1)
+    iz = min(int(gz), nz - 1)
+    bx = ix >> BRICK_SHIFT
+    by = iy >> BRICK_SHIFT
+    bz = iz >> BRICK_SHIFT
+    row = sdf.mesh_index[base + (bz * pi[s, I_BRICKS + 1] + by) * pi[s, I_BRICKS] + bx]
+    if row < 0:
+        return 0, 0, 0.0, 0.0, 0.0
+    cx = (ix - BRICK * bx) >> MESH_CELL_SHIFT
+    cy = (iy - BRICK * by) >> MESH_CELL_SHIFT
+    cz = (iz - BRICK * bz) >> MESH_CELL_SHIFT
+    k = row * (CELLS_PER_EDGE * CELLS_PER_EDGE * CELLS_PER_EDGE) + (cz * CELLS_PER_EDGE + cy) * CELLS_PER_EDGE + cx
+    half = 0.5 * MESH_CELL
+    ox = x - (pf[s, F_ORIGIN] + (BRICK * bx + MESH_CELL * cx + half) * h)
+    oy = y - (pf[s, F_ORIGIN + 1] + (BRICK * by + MESH_CELL * cy + half) * h)
+    oz = z - (pf[s, F_ORIGIN + 2] + (BRICK * bz + MESH_CELL * cz + half) * h)
+    return sdf.mesh_cells[k], sdf.mesh_cells[k + 1], ox, oy, oz
+
+
+@device_fn(inline=True)
+def mesh_cell_affine(s, x, y, z, sdf):
+    """Whether the exact field of packed mesh shape ``s`` is one face plane over the whole cell of
+    MESH_CELL³ voxels (a marching-cubes block) that holds local (x, y, z): its list starts with a
+    negative key (:func:`~hydro.sdf.mesh_field.mark_affine_cells`)."""
+    e0, e1, ox, oy, oz = _mesh_cell(s, x, y, z, sdf)
+    return e0 < e1 and sdf.mesh_key[e0] < 0.0
+
+
+@device_fn(inline=True)
 def mesh_field_phi_hint(s, x, y, z, sdf, hint, bound):
     """The exact signed distance of packed mesh shape ``s`` at local (x, y, z), from the candidate
     triangles listed for the cell of MESH_CELL³ voxels that holds the point (see
@@ -341,42 +391,10 @@ def mesh_field_phi_hint(s, x, y, z, sdf, hint, bound):
     every other triangle's distance, the distance being 1-Lipschitz): when the hint is within it,
     it is the nearest, found with one test instead of a search; else the search starts from it
     (−1: none)."""
-    pf = sdf.params_f
-    pi = sdf.params_i
-    base = pi[s, I_MESH]
-    if base < 0:
-        return sdf_phi(s, x, y, z, sdf), -1, 0.0
-    h = pf[s, F_VOXEL]
-    inv = pf[s, F_INV_VOXEL]
-    gx = (x - pf[s, F_ORIGIN]) * inv
-    gy = (y - pf[s, F_ORIGIN + 1]) * inv
-    gz = (z - pf[s, F_ORIGIN + 2]) * inv
-    nx = pi[s, I_RES]
-    ny = pi[s, I_RES + 1]
-    nz = pi[s, I_RES + 2]
-    if not (gx >= 0.0 and gy >= 0.0 and gz >= 0.0 and gx <= nx and gy <= ny and gz <= nz):
-        return sdf_phi(s, x, y, z, sdf), -1, 0.0
-    ix = min(int(gx), nx - 1)
-    iy = min(int(gy), ny - 1)
-    iz = min(int(gz), nz - 1)
-    bx = ix >> BRICK_SHIFT
-    by = iy >> BRICK_SHIFT
-    bz = iz >> BRICK_SHIFT
-    row = sdf.mesh_index[base + (bz * pi[s, I_BRICKS + 1] + by) * pi[s, I_BRICKS] + bx]
-    if row < 0:
-        return sdf_phi(s, x, y, z, sdf), -1, 0.0
-    cx = (ix - BRICK * bx) >> MESH_CELL_SHIFT
-    cy = (iy - BRICK * by) >> MESH_CELL_SHIFT
-    cz = (iz - BRICK * bz) >> MESH_CELL_SHIFT
-    k = row * (CELLS_PER_EDGE * CELLS_PER_EDGE * CELLS_PER_EDGE) + (cz * CELLS_PER_EDGE + cy) * CELLS_PER_EDGE + cx
-    e0 = sdf.mesh_cells[k]
-    e1 = sdf.mesh_cells[k + 1]
+    e0, e1, ox, oy, oz = _mesh_cell(s, x, y, z, sdf)
     if e0 == e1:
         return sdf_phi(s, x, y, z, sdf), -1, 0.0
-    half = 0.5 * MESH_CELL
-    ox = x - (pf[s, F_ORIGIN] + (BRICK * bx + MESH_CELL * cx + half) * h)
-    oy = y - (pf[s, F_ORIGIN + 1] + (BRICK * by + MESH_CELL * cy + half) * h)
-    oz = z - (pf[s, F_ORIGIN + 2] + (BRICK * bz + MESH_CELL * cz + half) * h)
+    h = sdf.params_f[s, F_VOXEL]
     rho = math.sqrt(ox * ox + oy * oy + oz * oz)
     tri = sdf.mesh_tri
     best = math.inf  # the nearest distance so far (compared unsquared: no root per candidate)

@@ -68,6 +68,44 @@ def test_pipeline_parity_exact_meshes():
             np.testing.assert_array_equal(got, arr, err_msg=name)
 
 
+def test_pipeline_parity_affine_mesh_cells():
+    # a large sphere pressed into a box given as a mesh (B, the finer grid): the patch lies in
+    # cells of the mesh's exact field proven one face plane (hydro.sdf.mesh_field.mark_affine_cells),
+    # whose blocks take the affine path
+    import trimesh
+
+    from hydro.geometry import Mesh
+    from hydro.sdf.layout import BRICK, CELLS_PER_EDGE, MESH_CELL
+
+    cube = trimesh.creation.box((0.1, 0.1, 0.1))
+    m = shapes([Sphere(0.15), Mesh(cube.vertices, cube.faces, name="cube")], resolution=16)
+    poses = np.array([pose((0.004, -0.003, 0.05 + 0.15 - 0.003)), pose((0, 0, 0))])
+    cfg = HydroelasticConfig(reduce_contacts=False)
+    cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
+    sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
+    assert list(cpu.pair_shape_b) == [1]
+    # the cells (of B, at the origin unrotated) that hold patch points: many are flagged
+    sdf = m.sdfs[1]
+    mf = sdf.mesh_field
+    g = np.floor((cpu.patch.point - sdf.origin) / sdf.voxel_size).astype(int)
+    brick = g // BRICK
+    nb = np.array(sdf.bricks)
+    row = mf.brick_row[(brick[:, 2] * nb[1] + brick[:, 1]) * nb[0] + brick[:, 0]]
+    c = (g - BRICK * brick) // MESH_CELL
+    k = row * CELLS_PER_EDGE**3 + (c[:, 2] * CELLS_PER_EDGE + c[:, 1]) * CELLS_PER_EDGE + c[:, 0]
+    listed = (row >= 0) & (mf.cell_start[k + 1] > mf.cell_start[k])
+    flagged = listed & (mf.key[np.where(listed, mf.cell_start[k], 0)] < 0)
+    assert flagged.sum() > 20
+    for key, value in sim.counts.items():
+        assert cpu.counts[key] == value, key
+    for name, arr in cpu.patch.as_dict().items():
+        got = getattr(sim.patch, name)
+        if arr.dtype.kind == "f":
+            np.testing.assert_allclose(got, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30), err_msg=name)
+        else:
+            np.testing.assert_array_equal(got, arr, err_msg=name)
+
+
 def test_flat_routes_parity():
     # stage 4b's two routes under the simulator against the CPU: a convex mesh's polygons and a
     # cylinder's axial route on a box
