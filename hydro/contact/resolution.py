@@ -111,8 +111,8 @@ class PatchResolution:
             if not self.exact[s] and depth < MIN_DEPTH_VOXELS * h:
                 short = depth / (MIN_DEPTH_VOXELS * h)
                 if worst is None or short < worst[0]:
-                    worst = (short, s, f"{depth / h:.2g} voxels deep (an interpolated field rounds its edges over a "
-                                       f"voxel)", depth / TARGET_DEPTH_VOXELS)
+                    worst = (short, s, f"{depth / h:.2g} voxels deep (its field is a grid's, or a mesh's whose "
+                                       f"edges bend the pressure within a voxel)", depth / TARGET_DEPTH_VOXELS)
         if worst is None:
             return None
         _, s, what, h_need = worst
