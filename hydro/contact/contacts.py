@@ -255,11 +255,12 @@ def sub_index(i, j, cuts):
 def subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, values, row, base, cuts):
     """:func:`triangle_contact` of a patch triangle (B frame) over which the patch bends or the
     pressure is far from linear — a kink of an exact field, where its nearest face changes, or the
-    rim crosses it: its cuts² sub-triangles (``cuts`` <= SUB_CUTS per edge), whose corners lie on the patch, are integrated
-    each by the linear rule (partial ones clipped at s = 0 exactly) with its own normal, and summed
-    into one contact. The points are ``values[row, base + SUB_VALUES·sub_index(i, j, cuts) + (0 .. 4)]``
-    = (x, y, z from vertex 0, eA, eB): the triangle's point i/cuts along edge 0→1 and j/cuts along 0→2,
-    settled on the patch (the corners are the triangle's vertices).
+    rim crosses it: its cuts² sub-triangles (``cuts`` <= SUB_CUTS per edge), whose corners lie on
+    the patch, are integrated each by the linear rule (partial ones clipped at s = 0 exactly) with
+    its own normal, and summed into one contact. The points are
+    ``values[row, base + SUB_VALUES·sub_index(i, j, cuts) + (0 .. 4)]`` = (x, y, z from vertex 0,
+    eA, eB): the triangle's point i/cuts along edge 0→1 and j/cuts along 0→2, settled on the patch
+    (the corners are the triangle's vertices).
 
     The contact's force is the sum's resultant, along its normal (the resultant's direction); its
     point is the sub-triangles' centre of pressure; area, depth and stiffness are as in

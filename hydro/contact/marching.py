@@ -42,7 +42,8 @@ BLOCK_EDGES = 3 * (BLOCK_SAMPLES - 1) * BLOCK_SAMPLES**2  # 54 grid edges betwee
 EDGE_CACHE = 3 * BLOCK_POINTS
 #: then the block's ``exact`` bits (:func:`_with_curved_bits`), for the scatter pass
 BLOCK_EXACT = EDGE_CACHE + 3 * BLOCK_EDGES
-#: then eA, eB at the subdivision points of the triangle being subdivided (:func:`_subdivided`)
+#: then (x, y, z from vertex 0, eA, eB) at the subdivision points of the triangle being subdivided
+#: (:func:`_subdivided`)
 BLOCK_SUB = BLOCK_EXACT + 1
 BLOCK_ROW = BLOCK_SUB + SUB_VALUES * SUB_POINTS
 #: A curved triangle (partly) inside the overlap is subdivided when the separation at its centre
