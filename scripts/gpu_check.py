@@ -6,7 +6,8 @@ Self-contained (imports only hydro and numba). On a machine without a CUDA GPU i
 exits 0. With one:
 
 1. Parity: for a few scenes (sphere on box, tilted cube on box, two spheres, 64 boxes on a
-   ground), unreduced and reduced, the CPU and CUDA contact tables must have the same number of
+   ground, a ring mesh on a box: exact mesh fields, triangles subdivided across the kinks of its
+   pressure, cells proven one face plane), unreduced and reduced, the CPU and CUDA contact tables must have the same number of
    rows and, matched row by row (both devices count → scan → scatter in the same order; rows
    are also sorted by pair and position before comparing, so an order change alone is not a
    failure), every field equal within float32 tolerance (``atol = 1e-5 × the field's largest
@@ -29,7 +30,7 @@ import sys
 import numpy as np
 
 from hydro.contact.config import HydroelasticConfig
-from hydro.geometry import Box, Sphere
+from hydro.geometry import Box, Mesh, Sphere
 from hydro.scene.model import ModelBuilder
 from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.sdf import SDFSettings
@@ -66,6 +67,20 @@ def boxes_on_ground(n, depth=0.002):
     return b.finalize()
 
 
+def ring_mesh(r_out=0.08, r_in=0.05, height=0.03, n=32):
+    """A ring of square cross-section (two n-gons' walls, a flat top and bottom) as a closed mesh."""
+    th = 2.0 * np.pi * np.arange(n) / n
+    profile = [(r_out, 0.0), (r_out, height), (r_in, height), (r_in, 0.0)]
+    verts = np.array([(r * np.cos(t), r * np.sin(t), z) for t in th for r, z in profile])
+    faces = []
+    for i in range(n):
+        for j in range(4):
+            a, b = 4 * i + j, 4 * ((i + 1) % n) + j
+            c, d = 4 * ((i + 1) % n) + (j + 1) % 4, 4 * i + (j + 1) % 4
+            faces += [(a, b, c), (a, c, d)]
+    return Mesh(verts, np.array(faces), name="ring")
+
+
 def parity_scenes():
     tilt = quat_from_axis_angle(np.array([0.0, 1.0, 0.0]), 0.05)
     return {
@@ -74,6 +89,8 @@ def parity_scenes():
                                      (0, 0, 0.045, *tilt)),
         "two spheres": _model(Sphere(0.1), (0, 0, 0, 0, 0, 0, 1), Sphere(0.1), (0.003, 0.002, 0.19, 0, 0, 0, 1)),
         "64 boxes on ground": boxes_on_ground(64),
+        "ring mesh on box": _model(Box((0.5, 0.5, 0.2)), (0, 0, -0.1, 0, 0, 0, 1), ring_mesh(),
+                                   (0, 0, -0.002, 0, 0, 0, 1)),
     }
 
 
