@@ -70,6 +70,17 @@ def _cell_corners(s, ix, iy, iz, sdf, fine_cell):
 
 
 @device_fn(inline=True)
+def _grid_coords(s, x, y, z, sdf):
+    """Local (x, y, z) of packed shape ``s`` in voxel units from its grid's origin, and the grid's
+    cells per axis: (gx, gy, gz, nx, ny, nz)."""
+    pf = sdf.params_f
+    pi = sdf.params_i
+    inv = pf[s, F_INV_VOXEL]
+    return ((x - pf[s, F_ORIGIN]) * inv, (y - pf[s, F_ORIGIN + 1]) * inv, (z - pf[s, F_ORIGIN + 2]) * inv,
+            pi[s, I_RES], pi[s, I_RES + 1], pi[s, I_RES + 2])
+
+
+@device_fn(inline=True)
 def _locate(s, x, y, z, sdf):
     """Clamp a local point into the box and find its cell.
 
@@ -80,13 +91,7 @@ def _locate(s, x, y, z, sdf):
     """
     pf = sdf.params_f
     pi = sdf.params_i
-    inv = pf[s, F_INV_VOXEL]
-    gx = (x - pf[s, F_ORIGIN]) * inv
-    gy = (y - pf[s, F_ORIGIN + 1]) * inv
-    gz = (z - pf[s, F_ORIGIN + 2]) * inv
-    nx = pi[s, I_RES]
-    ny = pi[s, I_RES + 1]
-    nz = pi[s, I_RES + 2]
+    gx, gy, gz, nx, ny, nz = _grid_coords(s, x, y, z, sdf)
     cgx = min(max(gx, 0.0), float(nx))
     cgy = min(max(gy, 0.0), float(ny))
     cgz = min(max(gz, 0.0), float(nz))
@@ -335,13 +340,7 @@ def _mesh_cell(s, x, y, z, sdf):
     if base < 0:
         return 0, 0, 0.0, 0.0, 0.0
     h = pf[s, F_VOXEL]
-    inv = pf[s, F_INV_VOXEL]
-    gx = (x - pf[s, F_ORIGIN]) * inv
-    gy = (y - pf[s, F_ORIGIN + 1]) * inv
-    gz = (z - pf[s, F_ORIGIN + 2]) * inv
-    nx = pi[s, I_RES]
-    ny = pi[s, I_RES + 1]
-    nz = pi[s, I_RES + 2]
+    gx, gy, gz, nx, ny, nz = _grid_coords(s, x, y, z, sdf)
     if not (gx >= 0.0 and gy >= 0.0 and gz >= 0.0 and gx <= nx and gy <= ny and gz <= nz):
         return 0, 0, 0.0, 0.0, 0.0
     ix = min(int(gx), nx - 1)
