@@ -78,53 +78,55 @@ def test_importing_hydro_changes_nothing_outside_it(tmp_path):
     assert out.split("\n")[:3] == ["True ACTIVE", "True ACTIVE", str(tmp_path / "hydro-numba-cudasim")]
 
 
+def _packing_in_a_copy(tmp_path):
+    """A copy of hydro's sources under ``tmp_path`` and ``run(edit="")``: a fresh process on that copy
+    (its own cache folder) imports the packed contact data, runs the lines ``edit``, packs once and
+    returns its emit kernel's [cache hits, cache misses] as strings."""
+    src = tmp_path / "src"
+    shutil.copytree(os.path.join(ROOT, "hydro"), src / "hydro", ignore=shutil.ignore_patterns("__pycache__"))
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(src))
+
+    def run(edit=""):
+        code = ("import sys\n"
+                f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+                "from test_contact_data import random_case\n"
+                "from hydro.sim import contact_data_packed as C\n"
+                f"assert C.__file__.startswith({str(src)!r}), C.__file__\n"
+                + edit
+                + "C.pack_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3,\n"
+                "                    points_in_world_space=False)\n"
+                "s = C.CONTACT_DATA_EMIT_PACKED.loop.stats\n"
+                "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n")
+        return _python(code, env, tmp_path).split()
+
+    return src, run
+
+
 def test_cache_follows_the_sources_a_kernel_can_inline(tmp_path):
     # Numba's own cache sees a kernel's file only. Hydro keys each kernel on a digest of its module
     # and the hydro modules it imports: an edit to an inlined helper in another file
     # (quat_rotate_one in transforms.py, inlined by the packed contact data's emit kernel) recompiles it, an
     # edit to an unrelated file (the USD reader) does not.
-    src = tmp_path / "src"
-    shutil.copytree(os.path.join(ROOT, "hydro"), src / "hydro", ignore=shutil.ignore_patterns("__pycache__"))
-    code = ("import sys\n"
-            f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
-            "from test_contact_data import random_case\n"
-            "from hydro.sim import contact_data_packed as C\n"
-            f"assert C.__file__.startswith({str(src)!r}), C.__file__\n"
-            "C.pack_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3,\n"
-            "                    points_in_world_space=False)\n"
-            "s = C.CONTACT_DATA_EMIT_PACKED.loop.stats\n"
-            "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n")
-    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(src))
-    assert _python(code, env, tmp_path).split() == ["0", "1"]  # compiled
-    assert _python(code, env, tmp_path).split() == ["1", "0"]  # loaded
+    src, run = _packing_in_a_copy(tmp_path)
+    assert run() == ["0", "1"]  # compiled
+    assert run() == ["1", "0"]  # loaded
     with open(src / "hydro" / "scene" / "usd_io.py", "a") as f:
         f.write("\n# an unrelated edit\n")
-    assert _python(code, env, tmp_path).split() == ["1", "0"]  # still loaded
+    assert run() == ["1", "0"]  # still loaded
     with open(src / "hydro" / "transforms.py", "a") as f:
         f.write("\n# an edit beside an inlined helper\n")
-    assert _python(code, env, tmp_path).split() == ["0", "1"]  # compiled again
+    assert run() == ["0", "1"]  # compiled again
 
 
 def test_a_source_edited_after_import_is_not_cached_under_its_new_digest(tmp_path):
     # a process compiles the source it imported; if the file changed since, an entry saved under
     # the new file's digest would hand the old code to every later process (a test run still
     # compiling while a constant was edited did so): such a process's entries are never loaded
-    src = tmp_path / "src"
-    shutil.copytree(os.path.join(ROOT, "hydro"), src / "hydro", ignore=shutil.ignore_patterns("__pycache__"))
-    run = ("import sys\n"
-           f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
-           "from test_contact_data import random_case\n"
-           "from hydro.sim import contact_data_packed as C\n"
-           "{edit}"
-           "C.pack_contact_data('cpu', **random_case(0, n=10), max_contact_data_count=3,\n"
-           "                    points_in_world_space=False)\n"
-           "s = C.CONTACT_DATA_EMIT_PACKED.loop.stats\n"
-           "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n")
-    edit = (f"open({str(src / 'hydro' / 'transforms.py')!r}, 'a').write('\\n# edited after the import\\n')\n")
-    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(src))
-    assert _python(run.format(edit=edit), env, tmp_path).split() == ["0", "1"]  # compiled the old source
-    assert _python(run.format(edit=""), env, tmp_path).split() == ["0", "1"]  # not handed the old code
-    assert _python(run.format(edit=""), env, tmp_path).split() == ["1", "0"]  # its own entry is loaded
+    src, run = _packing_in_a_copy(tmp_path)
+    edit = f"open({str(src / 'hydro' / 'transforms.py')!r}, 'a').write('\\n# edited after the import\\n')\n"
+    assert run(edit) == ["0", "1"]  # compiled the old source
+    assert run() == ["0", "1"]  # not handed the old code
+    assert run() == ["1", "0"]  # its own entry is loaded
 
 
 def test_the_compiled_pipeline_call_has_the_same_cache_key_in_every_process(tmp_path):
