@@ -191,7 +191,7 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
     into a soft box: eB ≈ 1e-12·eA on the sphere's surface), and kB·eB amplified that error by
     kB: −kB·eB gave a force 39 % low at 1e4 and 300× high at 1e8 (issue 27); −k_eff·s tends to
     k_soft·V at every ratio, whichever shape is B."""
-    nx, ny, nz, area = _unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
+    nx, ny, nz, area = unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     s0 = ea0 + eb0
     s1 = ea1 + eb1
     s2 = ea2 + eb2
@@ -210,7 +210,7 @@ def triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, ea0, ea1, ea2, eb0, eb1
 
 
 @device_fn(inline=True)
-def _unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2):
+def unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2):
     """A triangle's unit normal (by its winding) and area."""
     nx, ny, nz = _cross(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     length = math.sqrt(nx * nx + ny * ny + nz * nz)
@@ -251,6 +251,13 @@ def sub_index(i, j, cuts):
     return i * (2 * cuts + 3 - i) // 2 + j
 
 
+@device_fn(inline=True)
+def _sub_point(values, row, k, x0, y0, z0):
+    """The subdivision point stored at ``values[row, k:k + SUB_VALUES]``: (x, y, z, s = eA + eB)."""
+    return (x0 + float(values[row, k]), y0 + float(values[row, k + 1]), z0 + float(values[row, k + 2]),
+            float(values[row, k + 3]) + float(values[row, k + 4]))
+
+
 @device_fn
 def subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, values, row, base, cuts):
     """:func:`triangle_contact` of a patch triangle (B frame) over which the patch bends or the
@@ -267,7 +274,7 @@ def subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, va
     :func:`triangle_contact` over the sub-triangles, with the depth scaled so that
     stiffness·|depth| = force. Piecewise-linear pressure on a piecewise-flat patch is integrated
     with an error about cuts² times smaller than by the whole triangle's rule."""
-    nx, ny, nz, area = _unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
+    nx, ny, nz, area = unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     a_in = total = mx = my = mz = s_int = ax = ay = az = 0.0
     fx = fy = fz = 0.0
     for i in range(cuts):
@@ -279,22 +286,13 @@ def subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, va
                 ka = base + SUB_VALUES * sub_index(i + down, j, cuts)
                 kb_ = base + SUB_VALUES * sub_index(i + 1, j + down, cuts)
                 kc = base + SUB_VALUES * sub_index(i, j + 1, cuts)
-                xa = x0 + float(values[row, ka])
-                ya = y0 + float(values[row, ka + 1])
-                za = z0 + float(values[row, ka + 2])
-                xb = x0 + float(values[row, kb_])
-                yb = y0 + float(values[row, kb_ + 1])
-                zb = z0 + float(values[row, kb_ + 2])
-                xc = x0 + float(values[row, kc])
-                yc = y0 + float(values[row, kc + 1])
-                zc = z0 + float(values[row, kc + 2])
+                xa, ya, za, sa = _sub_point(values, row, ka, x0, y0, z0)
+                xb, yb, zb, sb = _sub_point(values, row, kb_, x0, y0, z0)
+                xc, yc, zc, sc = _sub_point(values, row, kc, x0, y0, z0)
                 sx, sy, sz = _cross(xa, ya, za, xb, yb, zb, xc, yc, zc)
                 length = math.sqrt(sx * sx + sy * sy + sz * sz)
                 if not length > 0.0:
                     continue
-                sa = float(values[row, ka + 3]) + float(values[row, ka + 4])
-                sb = float(values[row, kb_ + 3]) + float(values[row, kb_ + 4])
-                sc = float(values[row, kc + 3]) + float(values[row, kc + 4])
                 r = inside_integrals(xa, ya, za, xb, yb, zb, xc, yc, zc, 0.5 * length, -keff * sa, -keff * sb,
                                      -keff * sc, sa, sb, sc)
                 a_in += r[0]
@@ -309,11 +307,9 @@ def subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, va
                 ax += r[6]
                 ay += r[7]
                 az += r[8]
-    s0 = float(values[row, base + 3]) + float(values[row, base + 4])
-    k1 = base + SUB_VALUES * sub_index(cuts, 0, cuts)
-    k2 = base + SUB_VALUES * sub_index(0, cuts, cuts)
-    s1 = float(values[row, k1 + 3]) + float(values[row, k1 + 4])
-    s2 = float(values[row, k2 + 3]) + float(values[row, k2 + 4])
+    s0 = _sub_point(values, row, base, x0, y0, z0)[3]
+    s1 = _sub_point(values, row, base + SUB_VALUES * sub_index(cuts, 0, cuts), x0, y0, z0)[3]
+    s2 = _sub_point(values, row, base + SUB_VALUES * sub_index(0, cuts, cuts), x0, y0, z0)[3]
     force = math.sqrt(fx * fx + fy * fy + fz * fz)
     if force > 0.0 and total > 0.0:
         nx = fx / force

@@ -26,7 +26,7 @@ from ..sdf.layout import BRICK, F_ORIGIN, I_PRIMITIVE
 from ..sdf.sample import (exact_field_phi, field_phi_hint, mesh_cell_affine, sdf_brick_slopes, sdf_grid_brick,
                           sdf_grid_brick_value, sdf_grid_phi, sdf_phi_reuse, sdf_slopes)
 from .contacts import (SUB_CUTS, SUB_POINTS, SUB_VALUES, emit_triangle, sub_index, subdivided_triangle_contact,
-                       triangle_is_contact, write_triangle_contact)
+                       triangle_is_contact, unit_normal, write_triangle_contact)
 from .interface import interface_value
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .refine import SQRT3
@@ -311,22 +311,12 @@ def _on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, cx, cy, cz, nx
     return ea, eb, t, hint_a, bound_a, hint_b, bound_b
 
 
-@device_fn(inline=True)
-def _unit_normal_of(x0, y0, z0, x1, y1, z1, x2, y2, z2):
-    """A triangle's unit normal (by its winding)."""
-    nx = (y1 - y0) * (z2 - z0) - (z1 - z0) * (y2 - y0)
-    ny = (z1 - z0) * (x2 - x0) - (x1 - x0) * (z2 - z0)
-    nz = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0)
-    inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz)
-    return nx * inv, ny * inv, nz * inv
-
-
 @device_fn(inline=False)
 def _centre_on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1, y1, z1, x2, y2, z2, ma, mb,
                      ka, kb, kna, knb, interface):
     """eA, eB at the point of the patch over the centroid of triangle (B-local vertices) of voxel q
     of block b (:func:`_on_patch`)."""
-    nx, ny, nz = _unit_normal_of(x0, y0, z0, x1, y1, z1, x2, y2, z2)
+    nx, ny, nz, area = unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     found = _on_patch(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, (x0 + x1 + x2) / 3.0, (y0 + y1 + y2) / 3.0,
                       (z0 + z1 + z2) / 3.0, nx, ny, nz, ma, mb, ka, kb, kna, knb, interface, -1, 0.0, -1, 0.0)
     return found[0], found[1]
@@ -339,7 +329,7 @@ def _subdivided(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, 
     the block's row from ``BLOCK_SUB`` (:func:`~hydro.contact.contacts.subdivided_triangle_contact`'s
     layout): the vertices' own values at the corners, the others settled on the patch
     (:func:`_on_patch`)."""
-    nx, ny, nz = _unit_normal_of(x0, y0, z0, x1, y1, z1, x2, y2, z2)
+    nx, ny, nz, area = unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     hint_a = hint_b = -1  # each point's nearest triangles, certified at the next less the move there
     bound_a = bound_b = 0.0
     px = x0
