@@ -18,6 +18,26 @@ SIM = Device("cuda", threads_per_block=32)
 CPU = Device("cpu")
 
 
+def _collide_both(m, cfg, poses):
+    """One collide on the CPU and one on the simulated GPU: (cpu, sim), every stage's count equal."""
+    cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
+    sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
+    for key, value in sim.counts.items():
+        assert cpu.counts[key] == value, key
+    return cpu, sim
+
+
+def _assert_tables_close(got, want, label=""):
+    """Every column of contact table ``got`` as ``want``'s: floats to float32 rounding, the rest exactly."""
+    for name, arr in want.as_dict().items():
+        value = getattr(got, name)
+        if arr.dtype.kind == "f":
+            np.testing.assert_allclose(value, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30),
+                                       err_msg=label + name)
+        else:
+            np.testing.assert_array_equal(value, arr, err_msg=label + name)
+
+
 @pytest.mark.parametrize("interface, reduce, exact", [("continuous", True, True), ("switched", False, True),
                                                       ("continuous", False, False)])
 def test_pipeline_parity(interface, reduce, exact):
@@ -29,19 +49,12 @@ def test_pipeline_parity(interface, reduce, exact):
                       pose((-0.1, 0.05, 0.019), (1, 1, 0), 0.1)])
     cfg = HydroelasticConfig(reduce_contacts=reduce, interface=interface, max_contacts_per_pair=12,
                              exact_primitives=exact, exact_meshes=exact)
-    cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
-    sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
-    for key, value in sim.counts.items():
-        assert cpu.counts[key] == value, key
+    cpu, sim = _collide_both(m, cfg, poses)
     np.testing.assert_array_equal(cpu.pair_shape_a, sim.pair_shape_a)
     np.testing.assert_array_equal(cpu.pair_shape_b, sim.pair_shape_b)
     assert len(cpu.patch) > 20
-    for name, arr in list(cpu.patch.as_dict().items()) + [("reduced." + k, v) for k, v in cpu.contacts.as_dict().items()]:
-        got = getattr(sim.contacts, name[8:]) if name.startswith("reduced.") else getattr(sim.patch, name)
-        if arr.dtype.kind == "f":
-            np.testing.assert_allclose(got, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30), err_msg=name)
-        else:
-            np.testing.assert_array_equal(got, arr, err_msg=name)
+    _assert_tables_close(sim.patch, cpu.patch)
+    _assert_tables_close(sim.contacts, cpu.contacts, "reduced.")
 
 
 def test_pipeline_parity_exact_meshes():
@@ -55,17 +68,9 @@ def test_pipeline_parity_exact_meshes():
     m = shapes([Box((0.3, 0.3, 0.1)), mesh, mesh], stiffness=[1e9, 2e9, 1e9], resolution=16)
     poses = np.array([pose((0, 0, -0.05)), pose((0.0, 0.0, 0.047)), pose((0.0, 0.0, 0.14), (1, 1, 0), 0.7)])
     cfg = HydroelasticConfig(reduce_contacts=False)
-    cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
-    sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
-    for key, value in sim.counts.items():
-        assert cpu.counts[key] == value, key
+    cpu, sim = _collide_both(m, cfg, poses)
     assert len(cpu.patch) > 20 and len(cpu.pair_shape_a) == 2
-    for name, arr in cpu.patch.as_dict().items():
-        got = getattr(sim.patch, name)
-        if arr.dtype.kind == "f":
-            np.testing.assert_allclose(got, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30), err_msg=name)
-        else:
-            np.testing.assert_array_equal(got, arr, err_msg=name)
+    _assert_tables_close(sim.patch, cpu.patch)
 
 
 def test_pipeline_parity_affine_mesh_cells():
@@ -81,8 +86,7 @@ def test_pipeline_parity_affine_mesh_cells():
     m = shapes([Sphere(0.15), Mesh(cube.vertices, cube.faces, name="cube")], resolution=16)
     poses = np.array([pose((0.004, -0.003, 0.05 + 0.15 - 0.003)), pose((0, 0, 0))])
     cfg = HydroelasticConfig(reduce_contacts=False)
-    cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
-    sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
+    cpu, sim = _collide_both(m, cfg, poses)
     assert list(cpu.pair_shape_b) == [1]
     # the cells (of B, at the origin unrotated) that hold patch points: many are flagged
     sdf = m.sdfs[1]
@@ -96,14 +100,7 @@ def test_pipeline_parity_affine_mesh_cells():
     listed = (row >= 0) & (mf.cell_start[k + 1] > mf.cell_start[k])
     flagged = listed & (mf.key[np.where(listed, mf.cell_start[k], 0)] < 0)
     assert flagged.sum() > 20
-    for key, value in sim.counts.items():
-        assert cpu.counts[key] == value, key
-    for name, arr in cpu.patch.as_dict().items():
-        got = getattr(sim.patch, name)
-        if arr.dtype.kind == "f":
-            np.testing.assert_allclose(got, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30), err_msg=name)
-        else:
-            np.testing.assert_array_equal(got, arr, err_msg=name)
+    _assert_tables_close(sim.patch, cpu.patch)
 
 
 def test_flat_routes_parity():
@@ -118,14 +115,6 @@ def test_flat_routes_parity():
                gap=[0.0, 0.0, 0.001])
     poses = np.array([pose((0, 0, -0.05)), pose((-0.06, 0, 0.018), (1, 0, 0), 0.05), pose((0.06, 0, 0.028))])
     cfg = HydroelasticConfig(reduce_contacts=False, polygon_cells=1)
-    cpu = HydroelasticPipeline(m, cfg, device=CPU).collide(poses)
-    sim = HydroelasticPipeline(m, cfg, device=SIM).collide(poses)
+    cpu, sim = _collide_both(m, cfg, poses)
     assert cpu.counts["polygon_triangles"] > 10 and cpu.counts["triangles"] == 0
-    for key, value in sim.counts.items():
-        assert cpu.counts[key] == value, key
-    for name, arr in cpu.patch.as_dict().items():
-        got = getattr(sim.patch, name)
-        if arr.dtype.kind == "f":
-            np.testing.assert_allclose(got, arr, rtol=1e-5, atol=1e-6 * (np.abs(arr).max() + 1e-30), err_msg=name)
-        else:
-            np.testing.assert_array_equal(got, arr, err_msg=name)
+    _assert_tables_close(sim.patch, cpu.patch)
