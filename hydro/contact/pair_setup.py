@@ -4,8 +4,9 @@ For each pair from the broad phase, pick B (the shape with the smaller voxel siz
 higher shape index), compute the transforms every later stage needs (B-local → A-local and
 B-local → world), the pair's constants (stiffnesses, k_eff, margins, gaps), which fields stage 4
 evaluates exactly, the route (two shapes whose fields are planes — boxes, convex meshes — exact
-polygons; a cylinder or cone against such a shape, its caps and rim integrated exactly; both in
-stage 4b, :mod:`hydro.contact.polytope`; else the grid) and, on the grid route, the range of B's
+polygons; a cylinder or cone against such a shape, its caps and rim integrated exactly; two convex
+meshes, a polygon per pair of triangles; all in stage 4b, :mod:`hydro.contact.polytope`; else the
+grid) and, on the grid route, the range of B's
 bricks that A's SDF box overlaps. All of B's bricks in that range become candidates — deep ones
 included, so a deep patch has no hole in its middle — and stage 3 decides which can hold the
 patch.
@@ -14,67 +15,21 @@ patch.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
 
 from ..backend import device_fn, kernel
 from ..geometry.primitives import CONE, CYLINDER
-from ..sdf.layout import (BRICK, F_JUMP, F_ORIGIN, F_PRIMITIVE, F_VOXEL, I_BRICKS, I_MESH, I_PLANE_COUNT, I_PLANES,
+from ..sdf.layout import (BRICK, F_JUMP, F_ORIGIN, F_PRIMITIVE, F_VOXEL, I_BRICKS, I_FACES, I_MESH, I_PLANE_COUNT, I_PLANES,
                           I_PRIMITIVE, I_RES)
 
-# pair_f columns (float64)
-PF_R_AB = 0  # 9: rotation B-local -> A-local (row-major)
-PF_T_AB = 9  # 3: translation B-local -> A-local
-PF_R_WB = 12  # 9: rotation B-local -> world
-PF_T_WB = 21  # 3
-PF_KA = 24
-PF_KB = 25
-PF_MARGIN_A = 26
-PF_MARGIN_B = 27
-PF_GAP = 28  # gaps summed: speculative band width
-PF_KEFF = 29
-PF_KNA = 30  # normalised stiffness kA / sqrt(kA kB)
-PF_KNB = 31
-PF_SLACK_A = 32  # A's field: the largest jump where a fine brick meets a coarse one (m)
-PF_VOXEL_B = 33
-PF_ABS_ROWS = 34  # 3: Σ_i |R_AB[j, i]|, how far A's axis j can move when B's axes move by 1 each
-PF_SLACK_B = 37  # B's field: likewise
-PF_COUNT = 38
-# pair_i columns (int32)
-PI_SHAPE_A = 0
-PI_SHAPE_B = 1
-PI_SDF_A = 2
-PI_SDF_B = 3
-PI_ENV = 4
-PI_BRICK_LO = 5  # 3
-PI_BRICK_DIMS = 8  # 3
-PI_EXACT = 11  # bit 0: A's field is evaluated exactly (a primitive, a mesh), bit 1: B's (stage 4 and its refinement)
-PI_ROUTE = 12  # how the patch is built: ROUTE_GRID or ROUTE_POLYTOPE
-PI_COUNT = 13
+from .face_bounds import faces_fit
+from .pair_layout import (PF_R_AB, PF_T_AB, PF_R_WB, PF_T_WB, PF_KA, PF_KB, PF_MARGIN_A, PF_MARGIN_B, PF_GAP, PF_KEFF, PF_KNA, PF_KNB, PF_SLACK_A, PF_VOXEL_B, PF_ABS_ROWS, PF_SLACK_B, PF_COUNT, PI_SHAPE_A, PI_SHAPE_B, PI_SDF_A, PI_SDF_B, PI_ENV, PI_BRICK_LO, PI_BRICK_DIMS, PI_EXACT, PI_ROUTE, PI_COUNT, ROUTE_GRID, ROUTE_POLYTOPE, ROUTE_AXIAL, ROUTE_FACES, MAX_POLYTOPE_PLANES, PairView)  # noqa: F401 (re-exported)
 
-#: The patch is refined on B's grid and meshed by marching cubes (stages 3 and 4).
-ROUTE_GRID = 0
-#: Both shapes' fields are the largest of their planes (boxes, convex meshes; no margins, evaluated
-#: exactly): the patch is exact polygons (stage 4b, :mod:`hydro.contact.polytope`), and the pair has
-#: no candidate bricks.
-ROUTE_POLYTOPE = 1
-#: A cylinder or cone against a box or convex mesh (no margins): its caps' pieces and its rim band
-#: integrated exactly around its axis (stage 4b), no candidate bricks.
-ROUTE_AXIAL = 2
-#: A convex mesh with more planes than this takes the grid (clipping costs planes² per face pair).
-MAX_POLYTOPE_PLANES = 40
 #: The axial route parametrises each piece of the patch as z = z0 + ρ·z1(θ) around the round
 #: shape's axis; a piece steeper than this (|z1|, e.g. a cylinder lying on its side, whose rim
 #: interface is parallel to the axis) sends the pair to the grid.
 AXIAL_SLOPE_MAX = 1000.0
 #: Relative size (of kr + kq) below which kr·∇φ_f − kq·∇b_j counts as zero along the axis or across it
 PARALLEL = 1e-9
-
-
-class PairView(NamedTuple):
-    """The pairs' rows written by pair setup, passed to the later stages as one argument."""
-
-    f: Any  # (P, PF_COUNT) float64: the PF_* columns
-    i: Any  # (P, PI_COUNT) int32: the PI_* columns
 
 
 @device_fn(inline=True)
@@ -386,6 +341,12 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
             route = ROUTE_POLYTOPE
         elif round_a != round_b and axial_fits(pair_f, p, sdf, sa, sb, ka, kb, pair_f[p, PF_GAP]):
             route = ROUTE_AXIAL
+    # two convex meshes with face lists (exact meshes, no margins or gaps): a polygon per triangle pair
+    # when the overlap is shallow enough for the lists (counted here, nothing written: cap 0)
+    if (polygons and exact & 2 and sdf_pi[sa, I_FACES] >= 0 and sdf_pi[sb, I_FACES] >= 0
+            and shape_margin[a] == 0.0 and shape_margin[b] == 0.0 and pair_f[p, PF_GAP] == 0.0):
+        if faces_fit(pair_f, p, sdf, sa, sb, pair_f, 0, 0)[0]:
+            route = ROUTE_FACES
     pair_i[p, PI_ROUTE] = route
     # A's SDF box in B's frame, x_B = R_AB^T (x_A - t_AB): per axis, bounds over its 8 corners,
     # then the range of B's bricks they cover

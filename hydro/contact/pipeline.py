@@ -102,8 +102,12 @@ class HydroelasticPipeline:
         no_margin = hydro & (np.asarray(model.shape_margin, dtype=float) == 0.0)
         flat = no_margin & np.isin(kinds, (BOX, CONVEX_MESH))
         round_ = no_margin & np.isin(kinds, (CYLINDER, CONE))
-        self.polygons = bool(cfg.flat_polygons and cfg.exact_primitives and cfg.interface == "continuous"
-                             and flat.sum() >= 1 and flat.sum() + round_.sum() >= 2)
+        # convex meshes with face lists (hydro.sdf.mesh_faces): the face route, pairs of them
+        faced = no_margin & np.array([sdf[s] >= 0 and model.sdfs[sdf[s]].convex_faces is not None
+                                      for s in range(n)], dtype=bool)
+        self.polygons = bool(cfg.flat_polygons and cfg.interface == "continuous"
+                             and ((cfg.exact_primitives and flat.sum() >= 1 and flat.sum() + round_.sum() >= 2)
+                                  or (cfg.exact_meshes and faced.sum() >= 2)))
         self.is_hydro = hydro
         self.sdf_view = model.sdf_pack.view(dev)
         box_lo = np.zeros((n, 3))

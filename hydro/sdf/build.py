@@ -271,6 +271,7 @@ class SDF:
     band_bricks: int = 0
     notes: tuple = ()  # meshes: welding, merged pieces (one line each)
     mesh_field: "MeshField | None" = None  # a closed mesh's exact field (hydro.sdf.mesh_field)
+    convex_faces: "ConvexFaces | None" = None  # a convex mesh's face neighbours (hydro.sdf.mesh_faces)
     _pack: "SDFPack | None" = field(default=None, repr=False)
 
     @property
@@ -308,7 +309,8 @@ class SDF:
             slot_bytes=int(self.brick_slot.nbytes + self.brick_slopes.nbytes),
             dense_same_format_bytes=n_samples * itemsize,
             dense_float32_bytes=n_samples * 4,
-            mesh_bytes=self.mesh_field.nbytes if self.mesh_field is not None else 0,
+            mesh_bytes=(self.mesh_field.nbytes if self.mesh_field is not None else 0)
+            + (self.convex_faces.nbytes if self.convex_faces is not None else 0),
         )
 
     def pack(self) -> "SDFPack":
@@ -572,6 +574,9 @@ def _add_mesh_field(sdf: SDF, md, band, extra_padding, band_points, band_values,
     field = build_mesh_field(md, sdf.origin, h, nb, band, band_values, -MESH_LIST_DEPTH_VOXELS * h,
                              MESH_LIST_OUTSIDE_VOXELS * h + extra_padding)
     sdf.mesh_field = field
+    from .mesh_faces import convex_faces, is_convex
+
+    sdf.convex_faces = convex_faces(field.tri, h) if is_convex(md.solid.vertices, md.solid.faces) else None
     rows = field.brick_row[band]
     listed = np.flatnonzero(rows >= 0)
     if len(listed) == 0:

@@ -180,7 +180,8 @@ F_BAND_INNER = 7
 F_BAND_OUTER = 8
 F_JUMP = 9  # largest jump of the stored field (coarse error + half a quantisation step)
 F_PRIMITIVE = 10  # 10..12: the primitive's packed size parameters (Geometry.params), when I_PRIMITIVE >= 0
-F_COUNT = 13
+F_FACE_REACH = 13  # a convex mesh's faces (I_FACES >= 0): the depth their neighbour lists hold for (m)
+F_COUNT = 14
 # Per-shape integer parameters (row of SDFPack.params_i)
 I_RES = 0  # 0..2 voxels
 I_BRICKS = 3  # 3..5 bricks
@@ -194,9 +195,12 @@ I_MESH = 12  # a mesh's exact field: offset of its bricks' rows in ``mesh_index`
 I_PLANES = 13  # first row of the shape's planes in ``SDFView.planes`` (see PLANE_ROWS_EXTRA)
 I_PLANE_COUNT = 14  # how many planes: a box's 6 faces, a convex mesh's distinct faces, a cylinder's 2
 #                     caps, a cone's base; 0 for the other shapes
-I_COUNT = 15
-#: Rows of ``SDFView.planes`` after a shape's planes: its local bounding box's centre, then its half
-#: extents (x, y, z, 0 each)
+I_FACES = 15  # a convex mesh (hydro.sdf.mesh_faces): its first row in ``mesh_tri`` (−1: not one)
+I_FACE_COUNT = 16  # its triangles
+I_FACE_START = 17  # its first row in ``face_start``
+I_COUNT = 18
+#: Rows of ``SDFView.planes`` after a shape's planes: its local bounding box's centre (x, y, z, 0),
+#: then its half extents and the radius of a ball about that centre holding the shape (x, y, z, r)
 PLANE_ROWS_EXTRA = 2
 #: Values stored per brick at ``I_SLOPES_OFFSET``: bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the
 #: stored field, then (for a primitive) a bound on |exact φ − stored φ| inside the brick, then 1
@@ -227,3 +231,6 @@ class SDFView(NamedTuple):
     mesh_tri: Any  # (T, MESH_TRI_VALUES) float32: corners, vertex and edge pseudo-normals
     planes: Any  # (Σ (plane count + PLANE_ROWS_EXTRA), 4) float64: (n, c) with n·x + c the plane's signed
     #              distance (n outward, unit), local frame; inside a box or convex mesh φ is their max
+    # a convex mesh's triangles (hydro.sdf.mesh_faces): per triangle its neighbours (rows of mesh_tri)
+    face_start: Any  # int32: per triangle of each convex mesh (at I_FACE_START) its first entry, then the end
+    face_ids: Any  # int32: the neighbours

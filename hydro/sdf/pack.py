@@ -6,9 +6,9 @@ import numpy as np
 
 from ..backend import get_device
 from ..geometry.primitives import PRIMITIVE_KINDS
-from .layout import (B_CURVED, B_EXACT_GAP, BRICK_BOUNDS, F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_INV_VOXEL, F_JUMP, F_OFFSET,
+from .layout import (B_CURVED, B_EXACT_GAP, BRICK_BOUNDS, F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_FACE_REACH, F_INV_VOXEL, F_JUMP, F_OFFSET,
                      F_ORIGIN, F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET,
-                     I_COUNT, I_FORMAT, I_MESH, I_PLANE_COUNT, I_PLANES, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET,
+                     I_COUNT, I_FACE_COUNT, I_FACE_START, I_FACES, I_FORMAT, I_MESH, I_PLANE_COUNT, I_PLANES, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET,
                      I_SLOT_OFFSET, MESH_TRI_VALUES, SDFView)
 from .sample import EXACT_PHI, GRID_PHI, SAMPLE_PHI, SAMPLE_PHI_GRAD
 
@@ -47,6 +47,8 @@ class SDFPack:
         index_off = rows_off = entries_off = tri_off = 0
         planes = []
         plane_off = 0
+        face_start, face_ids = [], []
+        face_rows = face_entries = 0
         for s, sdf in enumerate(sdfs):
             fmt = sdf.settings.texture_format
             pf[s, F_ORIGIN : F_ORIGIN + 3] = sdf.origin
@@ -74,6 +76,18 @@ class SDFPack:
                 pi[s, I_PRIMITIVE] = -1
             mf = getattr(sdf, "mesh_field", None)
             pi[s, I_MESH] = -1
+            pi[s, I_FACES] = -1
+            cf = getattr(sdf, "convex_faces", None)
+            if mf is not None and cf is not None:
+                pi[s, I_FACES] = tri_off
+                pi[s, I_FACE_COUNT] = len(mf.tri)
+                pi[s, I_FACE_START] = face_rows
+                pf[s, F_FACE_REACH] = cf.reach
+                n_ids = int(cf.start[-1])
+                face_start.append(cf.start[:-1].astype(np.int64) + face_entries)
+                face_ids.append(cf.ids[:n_ids].astype(np.int64) + tri_off)
+                face_rows += len(cf.start) - 1
+                face_entries += n_ids
             if mf is not None:
                 pi[s, I_MESH] = index_off
                 mesh_index.append(np.where(mf.brick_row >= 0, mf.brick_row + rows_off, -1))
@@ -126,6 +140,10 @@ class SDFPack:
         self.mesh_tri = (np.ascontiguousarray(np.concatenate(mesh_tri).astype(np.float32)) if tri_off
                          else np.zeros((1, MESH_TRI_VALUES), np.float32))
         self.planes = np.ascontiguousarray(np.concatenate(planes)) if planes else np.zeros((1, 4))
+        if face_entries >= 2**31:
+            raise ValueError("the packed convex meshes' face neighbours exceed 2^31 entries; use fewer meshes")
+        self.face_start = cat(face_start + [np.array([face_entries])], np.int32)
+        self.face_ids = cat(face_ids, np.int32) if face_entries else np.zeros(1, np.int32)
         self._views = {}
 
     def __len__(self) -> int:
@@ -138,7 +156,7 @@ class SDFPack:
         if dev.name not in self._views:
             host = SDFView(self.params_f, self.params_i, self.slots, self.coarse, self.atlas_f32, self.atlas_u16,
                            self.atlas_u8, self.mesh_index, self.mesh_cells, self.mesh_ids, self.mesh_key, self.mesh_tri,
-                           self.planes)
+                           self.planes, self.face_start, self.face_ids)
             self._views[dev.name] = SDFView(*(dev.asarray(a) for a in host))
         return self._views[dev.name]
 
@@ -206,12 +224,14 @@ PLANE_MERGE = 1e-9
 def shape_planes(geometry):
     """``(rows, count)``: the flat faces of ``geometry`` as planes (n, c), n·x + c its signed
     distance (n outward, unit; local frame), ``count`` of them, then two rows: the shape's local
-    bounding box's centre and half extents. A box: its six faces (face f along axis f // 2, + for
-    even f); a convex mesh: its distinct face planes (coplanar triangles merged); a cylinder: its
-    two caps (+z, −z); a cone: its base (−z); any other shape: none."""
-    from ..geometry.primitives import BOX, CONE, CONVEX_MESH, CYLINDER
+    bounding box's centre, then its half extents and the radius of a ball about the centre that
+    holds the shape. A box: its six faces (face f along axis f // 2, + for even f); a convex mesh:
+    its distinct face planes (coplanar triangles merged); a cylinder: its two caps (+z, −z); a
+    cone: its base (−z); a mesh: none (its box and ball only); any other shape: none and no rows."""
+    from ..geometry.primitives import BOX, CONE, CONVEX_MESH, CYLINDER, MESH
 
     kind = geometry.kind
+    radius = None
     if kind == BOX:
         half = np.asarray(geometry.params()[:3], dtype=float)
         rows = []
@@ -229,6 +249,7 @@ def shape_planes(geometry):
         v = np.asarray(geometry.vertices, dtype=float)
         lo, hi = v.min(axis=0), v.max(axis=0)
         centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+        radius = float(np.linalg.norm(v - centre, axis=1).max())
         size = float(np.linalg.norm(hi - lo))
         rows = np.zeros((0, 4))
         for q in np.asarray(geometry.planes, dtype=float):
@@ -236,6 +257,12 @@ def shape_planes(geometry):
             same = (np.abs(1.0 - rows[:, :3] @ n) <= PLANE_MERGE) & (np.abs(rows[:, 3] + d) <= PLANE_MERGE * size)
             if not np.any(same):
                 rows = np.vstack([rows, [*n, -d]])
+    elif kind == MESH:  # no planes: its box and ball (the convex-face route, hydro.contact.faces)
+        v = np.asarray(geometry.vertices, dtype=float)
+        lo, hi = v.min(axis=0), v.max(axis=0)
+        centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+        radius = float(np.linalg.norm(v - centre, axis=1).max())
+        rows = []
     else:
         return np.zeros((2, 4)), 0
     out = np.zeros((len(rows) + 2, 4))
@@ -243,4 +270,6 @@ def shape_planes(geometry):
         out[:len(rows)] = rows
     out[len(rows), :3] = centre
     out[len(rows) + 1, :3] = half
+    # the ball's radius, rounded up (float32 corners of a mesh's triangle table lie within it too)
+    out[len(rows) + 1, 3] = (float(np.linalg.norm(half)) if radius is None else radius) * (1.0 + 1e-6) + 1e-9
     return out, len(rows)

@@ -1,0 +1,162 @@
+"""The face route's bounds (:mod:`.faces`), which pair setup also reads to choose the route: each
+convex mesh triangle's ball, plane and corners in B's frame, lower bounds on a shape's field from
+its box and ball, upper bounds on its support function, and :func:`faces_fit` (which triangles lie
+near the other shape and how deep the overlap can reach below them)."""
+
+from __future__ import annotations
+
+import math
+
+from ..backend import device_fn
+from ..sdf.layout import (F_FACE_REACH, I_FACE_COUNT, I_FACES, I_PLANE_COUNT, I_PLANES, MESH_TRI_BALL,
+                          MESH_TRI_PLANE)
+from .pair_layout import PF_R_AB, PF_T_AB
+
+#: Triangles of each shape that may lie near the other (the scratch holds their ids); more: the grid
+MAX_FACE_CANDIDATES = 128
+
+
+@device_fn(inline=True)
+def _to_b(pair_f, p, side, x, y, z):
+    """A point of shape ``side`` (0: A, seen through the pair's transform; 1: B) in B's frame."""
+    if side == 1:
+        return x, y, z
+    dx = x - pair_f[p, PF_T_AB]
+    dy = y - pair_f[p, PF_T_AB + 1]
+    dz = z - pair_f[p, PF_T_AB + 2]
+    r = PF_R_AB
+    return (pair_f[p, r] * dx + pair_f[p, r + 3] * dy + pair_f[p, r + 6] * dz,
+            pair_f[p, r + 1] * dx + pair_f[p, r + 4] * dy + pair_f[p, r + 7] * dz,
+            pair_f[p, r + 2] * dx + pair_f[p, r + 5] * dy + pair_f[p, r + 8] * dz)
+
+
+@device_fn(inline=True)
+def _dir_to_b(pair_f, p, side, x, y, z):
+    """A direction of shape ``side`` in B's frame."""
+    if side == 1:
+        return x, y, z
+    r = PF_R_AB
+    return (pair_f[p, r] * x + pair_f[p, r + 3] * y + pair_f[p, r + 6] * z,
+            pair_f[p, r + 1] * x + pair_f[p, r + 4] * y + pair_f[p, r + 7] * z,
+            pair_f[p, r + 2] * x + pair_f[p, r + 5] * y + pair_f[p, r + 8] * z)
+
+
+@device_fn(inline=True)
+def face_ball(pair_f, p, sdf, side, t):
+    """Triangle ``t`` (a row of ``mesh_tri``)'s ball in B's frame: centre, radius."""
+    x, y, z = _to_b(pair_f, p, side, sdf.mesh_tri[t, MESH_TRI_BALL], sdf.mesh_tri[t, MESH_TRI_BALL + 1],
+                    sdf.mesh_tri[t, MESH_TRI_BALL + 2])
+    return x, y, z, sdf.mesh_tri[t, MESH_TRI_BALL + 3]
+
+
+@device_fn(inline=True)
+def face_plane(pair_f, p, sdf, side, t):
+    """Triangle ``t``'s plane in B's frame: (nx, ny, nz, c), n·x + c its signed distance."""
+    nx = sdf.mesh_tri[t, MESH_TRI_PLANE]
+    ny = sdf.mesh_tri[t, MESH_TRI_PLANE + 1]
+    nz = sdf.mesh_tri[t, MESH_TRI_PLANE + 2]
+    c = -float(sdf.mesh_tri[t, MESH_TRI_PLANE + 3])
+    if side == 1:
+        return nx, ny, nz, c
+    bx, by, bz = _dir_to_b(pair_f, p, 0, nx, ny, nz)
+    # x_A = R_AB·x_B + t_AB: n·x_A + c = (R_ABᵀ n)·x_B + n·t_AB + c
+    return bx, by, bz, nx * pair_f[p, PF_T_AB] + ny * pair_f[p, PF_T_AB + 1] + nz * pair_f[p, PF_T_AB + 2] + c
+
+
+@device_fn(inline=True)
+def face_corner(pair_f, p, sdf, side, t, k):
+    """Corner ``k`` of triangle ``t`` in B's frame."""
+    return _to_b(pair_f, p, side, sdf.mesh_tri[t, 3 * k], sdf.mesh_tri[t, 3 * k + 1], sdf.mesh_tri[t, 3 * k + 2])
+
+
+@device_fn(inline=True)
+def _to_local(pair_f, p, side, x, y, z):
+    """A B-frame point in shape ``side``'s own frame."""
+    if side == 1:
+        return x, y, z
+    r = PF_R_AB
+    return (pair_f[p, r] * x + pair_f[p, r + 1] * y + pair_f[p, r + 2] * z + pair_f[p, PF_T_AB],
+            pair_f[p, r + 3] * x + pair_f[p, r + 4] * y + pair_f[p, r + 5] * z + pair_f[p, PF_T_AB + 1],
+            pair_f[p, r + 6] * x + pair_f[p, r + 7] * y + pair_f[p, r + 8] * z + pair_f[p, PF_T_AB + 2])
+
+
+@device_fn(inline=True)
+def _dir_to_local(pair_f, p, side, x, y, z):
+    """A B-frame direction in shape ``side``'s own frame."""
+    if side == 1:
+        return x, y, z
+    r = PF_R_AB
+    return (pair_f[p, r] * x + pair_f[p, r + 1] * y + pair_f[p, r + 2] * z,
+            pair_f[p, r + 3] * x + pair_f[p, r + 4] * y + pair_f[p, r + 5] * z,
+            pair_f[p, r + 6] * x + pair_f[p, r + 7] * y + pair_f[p, r + 8] * z)
+
+
+@device_fn(inline=True)
+def bounds_row(sdf, s):
+    """The row of ``sdf.planes`` holding SDF ``s``'s box centre (the next: half extents, ball radius)."""
+    return sdf.params_i[s, I_PLANES] + sdf.params_i[s, I_PLANE_COUNT]
+
+
+@device_fn(inline=True)
+def _distance_below(pair_f, p, sdf, s, side, x, y, z):
+    """A lower bound on SDF ``s``'s (shape ``side``) field at the B-frame point x: the larger of the
+    distances to its local box and to its ball (it lies in both)."""
+    lx, ly, lz = _to_local(pair_f, p, side, x, y, z)
+    row = bounds_row(sdf, s)
+    dx = lx - sdf.planes[row, 0]
+    dy = ly - sdf.planes[row, 1]
+    dz = lz - sdf.planes[row, 2]
+    ball = math.sqrt(dx * dx + dy * dy + dz * dz) - sdf.planes[row + 1, 3]
+    ox = max(abs(dx) - sdf.planes[row + 1, 0], 0.0)
+    oy = max(abs(dy) - sdf.planes[row + 1, 1], 0.0)
+    oz = max(abs(dz) - sdf.planes[row + 1, 2], 0.0)
+    return max(ball, math.sqrt(ox * ox + oy * oy + oz * oz))
+
+
+@device_fn(inline=True)
+def _support_above(pair_f, p, sdf, s, side, ux, uy, uz):
+    """An upper bound on SDF ``s``'s (shape ``side``) support function along the B-frame direction u
+    (unit): the smaller of its local box's and its ball's, in B's frame."""
+    row = bounds_row(sdf, s)
+    cx, cy, cz = _to_b(pair_f, p, side, sdf.planes[row, 0], sdf.planes[row, 1], sdf.planes[row, 2])
+    lx, ly, lz = _dir_to_local(pair_f, p, side, ux, uy, uz)
+    centre = ux * cx + uy * cy + uz * cz
+    box = abs(lx) * sdf.planes[row + 1, 0] + abs(ly) * sdf.planes[row + 1, 1] + abs(lz) * sdf.planes[row + 1, 2]
+    return centre + min(box, sdf.planes[row + 1, 3])
+
+
+@device_fn(inline=False)
+def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, scratch, col, cap):
+    """The triangles of SDF ``s`` (shape ``side``) whose ball grown by ``reach`` can meet the other
+    shape (SDF ``so``, ``so_side``; its box and ball): written as ids from ``scratch[p, col]`` up to
+    ``cap`` of them; how many there are (more than ``cap``: not all written), and the least bound
+    on how deep the other shape reaches below one of their planes (:func:`depth_bound`)."""
+    first = sdf.params_i[s, I_FACES]
+    n = 0
+    depth = 1e300
+    for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
+        x, y, z, r = face_ball(pair_f, p, sdf, side, t)
+        if _distance_below(pair_f, p, sdf, so, so_side, x, y, z) >= r + reach:
+            continue
+        if n < cap:
+            scratch[p, col + n] = t
+        n += 1
+        nx, ny, nz, c = face_plane(pair_f, p, sdf, side, t)
+        if nx != 0.0 or ny != 0.0 or nz != 0.0:  # −φ(x) ≤ −n·x − c ≤ h_other(−n) − c over the other shape
+            depth = min(depth, _support_above(pair_f, p, sdf, so, so_side, -nx, -ny, -nz) - c)
+    return n, max(depth, 0.0)
+
+
+@device_fn(inline=False)
+def faces_fit(pair_f, p, sdf, sa, sb, scratch, col, cap):
+    """Whether the pair's patch can take the face route: at most ``MAX_FACE_CANDIDATES`` triangles
+    of each shape near the other and both depth bounds within their lists' reach; also (count of
+    A's near triangles, of B's, D_A, D_B). The near triangles' ids go to ``scratch[p, col:]`` (A's)
+    and ``scratch[p, col + MAX_FACE_CANDIDATES:]`` (B's), at most ``cap`` each (0: only counted)."""
+    reach_a = sdf.params_f[sa, F_FACE_REACH]
+    reach_b = sdf.params_f[sb, F_FACE_REACH]
+    na, depth_a = _near_faces(pair_f, p, sdf, sa, 0, sb, 1, reach_a, scratch, col, cap)
+    nb, depth_b = _near_faces(pair_f, p, sdf, sb, 1, sa, 0, reach_b, scratch, col + MAX_FACE_CANDIDATES, cap)
+    ok = na <= MAX_FACE_CANDIDATES and nb <= MAX_FACE_CANDIDATES and (
+        na == 0 or nb == 0 or (depth_a <= reach_a and depth_b <= reach_b))
+    return ok, na, nb, depth_a, depth_b

@@ -1,0 +1,129 @@
+"""Stage 4b's polygons (:mod:`.polytope`, :mod:`.faces`): clipping a convex polygon held in a pair's
+scratch row to a half space, and the contacts of a polygon on an interface plane where both fields
+are affine (its fan triangles, each cut into m² so that a solver linearising the contacts feels the
+face resist tilting; see :mod:`.polytope`)."""
+
+from __future__ import annotations
+
+import math
+
+from ..backend import device_fn
+from .contacts import DEGENERATE_AREA, emit_triangle, triangle_is_contact
+from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
+from .pair_layout import MAX_POLYTOPE_PLANES
+
+MAX_SUBDIVISION = 8  # cuts per edge of a fan triangle: at most 64 triangles each
+#: vertices of a clipped polygon: 4 + one per clip (the polytope route: the other planes of both
+#: shapes and the band; the face route: two prisms, the band, two depths and both neighbour lists)
+MAX_POLYGON = 4 + max(2 * MAX_POLYTOPE_PLANES, 9 + 2 * MAX_FACE_NEIGHBOURS)
+
+
+@device_fn(inline=True)
+def clip_polygon(scratch, p, src, n, dst, nx, ny, nz, c):
+    """Clip the convex polygon of ``n`` vertices in row ``src`` of ``scratch[p]`` to the half
+    space n·x + c <= 0 into row ``dst``; the number of vertices kept."""
+    m = 0
+    if n == 0:
+        return 0
+    base_s = src * 3 * MAX_POLYGON
+    base_d = dst * 3 * MAX_POLYGON
+    k = n - 1
+    px = scratch[p, base_s + 3 * k]
+    py = scratch[p, base_s + 3 * k + 1]
+    pz = scratch[p, base_s + 3 * k + 2]
+    gp = nx * px + ny * py + nz * pz + c
+    for v in range(n):
+        qx = scratch[p, base_s + 3 * v]
+        qy = scratch[p, base_s + 3 * v + 1]
+        qz = scratch[p, base_s + 3 * v + 2]
+        gq = nx * qx + ny * qy + nz * qz + c
+        if (gp <= 0.0) != (gq <= 0.0) and m < MAX_POLYGON:  # the edge p -> q crosses: its crossing
+            t = gp / (gp - gq)
+            scratch[p, base_d + 3 * m] = px + t * (qx - px)
+            scratch[p, base_d + 3 * m + 1] = py + t * (qy - py)
+            scratch[p, base_d + 3 * m + 2] = pz + t * (qz - pz)
+            m += 1
+        if gq <= 0.0 and m < MAX_POLYGON:
+            scratch[p, base_d + 3 * m] = qx
+            scratch[p, base_d + 3 * m + 1] = qy
+            scratch[p, base_d + 3 * m + 2] = qz
+            m += 1
+        px = qx
+        py = qy
+        pz = qz
+        gp = gq
+    return m
+
+
+@device_fn(inline=True)
+def polygon_vertex(scratch, p, row, v):
+    base = row * 3 * MAX_POLYGON + 3 * v
+    return scratch[p, base], scratch[p, base + 1], scratch[p, base + 2]
+
+
+@device_fn(inline=False)
+def emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff, gap, h, edge, write,
+                 o, capacity, pairs, contact_f, contact_i, triangle_f):
+    """The contacts of the convex polygon of ``n`` vertices in row ``row`` of ``scratch[p]``, on
+    the interface plane of normal u (A toward B) where A's field is the plane (an, ac) and B's
+    (bn, bc): its fan triangles, each cut into m² of edge at most ``edge``, written from row ``o``
+    (below ``capacity``) when ``write``; how many."""
+    n_out = 0
+    # fan from vertex 0, wound so the triangles' normals point along the plane's (A -> B);
+    # each fan triangle cut into m² (m per edge) of edge at most ``edge``
+    x0, y0, z0 = polygon_vertex(scratch, p, row, 0)
+    for t in range(1, n - 1):
+        x1, y1, z1 = polygon_vertex(scratch, p, row, t)
+        x2, y2, z2 = polygon_vertex(scratch, p, row, t + 1)
+        cx = (y1 - y0) * (z2 - z0) - (z1 - z0) * (y2 - y0)
+        cy = (z1 - z0) * (x2 - x0) - (x1 - x0) * (z2 - z0)
+        cz = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0)
+        if cx * ux + cy * uy + cz * uz < 0.0:
+            x1, y1, z1, x2, y2, z2 = x2, y2, z2, x1, y1, z1
+        # m from the triangle's size, sqrt(2·area): thin rim bands stay whole
+        size = math.sqrt(math.sqrt(cx * cx + cy * cy + cz * cz))
+        m = min(MAX_SUBDIVISION, max(1, int(math.ceil(size / edge))))
+        # a sliver is dropped whole (its pieces, similar to it, are only smaller)
+        if m > 1 and 0.25 * (cx * cx + cy * cy + cz * cz) <= (DEGENERATE_AREA * h * h) ** 2:
+            continue
+        piece_voxel = h if m == 1 else 0.0
+        e1x = (x1 - x0) / m
+        e1y = (y1 - y0) / m
+        e1z = (z1 - z0) / m
+        e2x = (x2 - x0) / m
+        e2y = (y2 - y0) / m
+        e2z = (z2 - z0) / m
+        for q in range(m * m):
+            # the m² triangles of the grid (i along e1, j along e2, i + j <= m) by rows
+            # r = i + j of their first corner: r + 1 upright, then r inverted
+            r = int(math.sqrt(q))
+            c = q - r * r
+            if c <= r:
+                i0, j0, i1, j1, i2, j2 = c, r - c, c + 1, r - c, c, r - c + 1
+            else:
+                k = c - r - 1
+                i0, j0, i1, j1, i2, j2 = k + 1, r - 1 - k, k + 1, r - k, k, r - k
+            px0 = x0 + i0 * e1x + j0 * e2x
+            py0 = y0 + i0 * e1y + j0 * e2y
+            pz0 = z0 + i0 * e1z + j0 * e2z
+            px1 = x0 + i1 * e1x + j1 * e2x
+            py1 = y0 + i1 * e1y + j1 * e2y
+            pz1 = z0 + i1 * e1z + j1 * e2z
+            px2 = x0 + i2 * e1x + j2 * e2x
+            py2 = y0 + i2 * e1y + j2 * e2y
+            pz2 = z0 + i2 * e1z + j2 * e2z
+            ea0 = anx * px0 + any_ * py0 + anz * pz0 + ac
+            eb0 = bnx * px0 + bny * py0 + bnz * pz0 + bc
+            ea1 = anx * px1 + any_ * py1 + anz * pz1 + ac
+            eb1 = bnx * px1 + bny * py1 + bnz * pz1 + bc
+            ea2 = anx * px2 + any_ * py2 + anz * pz2 + ac
+            eb2 = bnx * px2 + bny * py2 + bnz * pz2 + bc
+            if not triangle_is_contact(px0, py0, pz0, px1, py1, pz1, px2, py2, pz2, ea0 + eb0, ea1 + eb1,
+                                       ea2 + eb2, gap, piece_voxel):
+                continue
+            if write and o < capacity:
+                emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, px0, py0, pz0, px1, py1, pz1,
+                              px2, py2, pz2, ea0, ea1, ea2, eb0, eb1, eb2, kb, keff, False, 0.0, 0.0)
+            o += 1
+            n_out += 1
+    return n_out

@@ -1,0 +1,116 @@
+"""A convex mesh's faces for the exact polygon route (stage 4b, :mod:`hydro.contact.faces`).
+
+Inside a closed convex polyhedron the signed distance is the largest of its face planes' signed
+distances, and an inside point's nearest boundary point is its projection on that plane, which
+lies in the face: the point lies in the face's *prism* (the face swept along its normal). So
+within a depth D below the surface, the region where triangle i's plane is the field is bounded by
+that prism and by the planes of the triangles within 2·D of triangle i (a point at depth ≤ D below
+triangle i whose nearest triangle is m lies within D of both: :mod:`hydro.contact.faces` gives the
+argument). Built here once per mesh, beside its exact field, when the mesh's solid is convex:
+
+- per triangle (the rows of the exact field's triangle table, :func:`~.mesh_field.triangle_table`),
+  the triangles whose balls come within 2·``reach`` of its ball: its *neighbours*, a superset of
+  those within 2·``reach`` of it, CSR in ``start`` / ``ids``;
+- ``reach`` = ``FACE_REACH_VOXELS`` voxels (a mesh whose triangles are small against that, with a
+  triangle of over ``MAX_FACE_NEIGHBOURS`` neighbours, gets no lists): the route takes a pair only when neither shape can be
+  pressed deeper than that (:func:`hydro.contact.faces.depth_bound`); deeper pairs take the grid.
+
+A mesh is convex when every vertex of its solid lies on or below every triangle's plane, to
+``CONVEX_TOLERANCE`` of its size (rounding: the triangle table stores float32 corners); checked
+only below ``MAX_FACE_TRIANGLES`` triangles (the check costs triangles × hull vertices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .layout import MESH_TRI_BALL, MESH_TRI_PLANE
+
+#: Depth (× the shape's voxel) the neighbour lists hold for
+FACE_REACH_VOXELS = 2.0
+#: Vertices may lie this far (× the mesh's bounding diagonal) above a face plane of a convex mesh
+CONVEX_TOLERANCE = 1e-6
+#: Larger meshes are not checked for convexity (they take the grid route)
+MAX_FACE_TRIANGLES = 20000
+#: A triangle with more neighbours than this (triangles small against the voxel) leaves the mesh
+#: without lists (the grid route): a piece is clipped against both triangles' lists
+MAX_FACE_NEIGHBOURS = 64
+#: A triangle of area below this (× the diagonal²) has no region of its own: it lists no neighbours
+#: and is no neighbour
+DEGENERATE_FACE = 1e-12
+
+
+@dataclass
+class ConvexFaces:
+    """The neighbour lists of a convex mesh's triangles (see the module docstring).
+
+    | field | shape | meaning |
+    |---|---|---|
+    | ``start`` | (T + 1,) int32 | triangle t's neighbours are ``ids[start[t]:start[t + 1]]`` |
+    | ``ids`` | (E,) int32 | rows of the triangle table (t itself not listed), nearest first |
+    | ``reach`` | float | m: the depth the lists hold for |
+    """
+
+    start: np.ndarray
+    ids: np.ndarray
+    reach: float
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.start.nbytes + self.ids.nbytes)
+
+
+def is_convex(vertices, faces, tolerance=CONVEX_TOLERANCE) -> bool:
+    """Whether the closed mesh (``vertices``, ``faces``, outward winding) bounds a convex solid:
+    every vertex on or below every face's plane, within ``tolerance`` × its bounding diagonal."""
+    v = np.asarray(vertices, dtype=float)
+    f = np.asarray(faces, dtype=np.int64)
+    if len(f) == 0 or len(f) > MAX_FACE_TRIANGLES:
+        return False
+    size = float(np.linalg.norm(v.max(axis=0) - v.min(axis=0)))
+    a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
+    n = np.cross(b - a, c - a)
+    length = np.linalg.norm(n, axis=1)
+    ok = length > DEGENERATE_FACE * size * size
+    n = n[ok] / length[ok, None]
+    off = np.einsum("ij,ij->i", n, a[ok])
+    used = v[np.unique(f)]
+    for lo in range(0, len(n), 1024):  # vertices × a chunk of faces at a time
+        above = used @ n[lo:lo + 1024].T - off[lo:lo + 1024]
+        if above.max() > tolerance * size:
+            return False
+    return True
+
+
+def convex_faces(tri, h: float) -> ConvexFaces | None:
+    """The neighbour lists of the triangle table ``tri`` (float32 rows: corners, ball, plane) of a
+    convex mesh whose grid has voxel ``h``; None when a triangle has over ``MAX_FACE_NEIGHBOURS``."""
+    from scipy.spatial import cKDTree
+
+    reach = FACE_REACH_VOXELS * float(h)
+    corners = tri[:, 0:9].astype(np.float64).reshape(-1, 3, 3)
+    centre = tri[:, MESH_TRI_BALL:MESH_TRI_BALL + 3].astype(np.float64)
+    radius = tri[:, MESH_TRI_BALL + 3].astype(np.float64)
+    size = float(np.linalg.norm(corners.reshape(-1, 3).max(axis=0) - corners.reshape(-1, 3).min(axis=0)))
+    area2 = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+    live = (area2 > 2.0 * DEGENERATE_FACE * size * size) & np.any(tri[:, MESH_TRI_PLANE:MESH_TRI_PLANE + 3] != 0, axis=1)
+    r_max = float(radius[live].max()) if np.any(live) else 0.0
+    tree = cKDTree(centre)
+    lists = []
+    for t in range(len(tri)):
+        if not live[t]:
+            lists.append(np.zeros(0, np.int64))
+            continue
+        near = np.asarray(tree.query_ball_point(centre[t], radius[t] + r_max + 2.0 * reach), dtype=np.int64)
+        gap = np.linalg.norm(centre[near] - centre[t], axis=1) - radius[t] - radius[near]
+        ok = (gap <= 2.0 * reach) & live[near] & (near != t)
+        lists.append(near[ok][np.argsort(gap[ok], kind="stable")])  # nearest first: an empty piece stops soonest
+    counts = np.array([len(x) for x in lists], dtype=np.int64)
+    if counts.max() > MAX_FACE_NEIGHBOURS:
+        return None
+    start = np.zeros(len(tri) + 1, np.int64)
+    np.cumsum(counts, out=start[1:])
+    ids = np.concatenate(lists) if start[-1] else np.zeros(1, np.int64)
+    return ConvexFaces(start=start.astype(np.int32), ids=ids.astype(np.int32), reach=reach)

@@ -1,0 +1,132 @@
+"""The face route (hydro.contact.faces): two convex triangle meshes as exact polygons, one per pair of
+triangles, against an independent quadrature, the polytope route and marching cubes."""
+
+import numpy as np
+import pytest
+import trimesh
+from scipy.spatial.transform import Rotation
+
+from hydro.contact.config import HydroelasticConfig
+from hydro.contact.pipeline import HydroelasticPipeline
+from hydro.geometry import ConvexMesh, Mesh
+from hydro.sdf.mesh_faces import is_convex
+from pipeline_util import pose, shapes
+
+K = 1e9
+R = 0.1
+NO_REDUCE = HydroelasticConfig(reduce_contacts=False)
+GRID = HydroelasticConfig(reduce_contacts=False, flat_polygons=False)
+
+
+def icosphere(radius=R, subdivisions=3):
+    m = trimesh.creation.icosphere(subdivisions=subdivisions, radius=radius)
+    return np.asarray(m.vertices, float), np.asarray(m.faces, np.int64)
+
+
+def totals(res):
+    """Force and torque (about the origin) on shape 1 and the patch area, summed in float64."""
+    c = res.contacts
+    f = c.force_vectors().astype(float) * np.where(c.shape_b == 1, 1.0, -1.0)[:, None]
+    return f.sum(0), np.cross(c.point.astype(float), f).sum(0), float(c.area[~c.speculative].astype(float).sum())
+
+
+def _planes(verts, faces):
+    n = np.cross(verts[faces[:, 1]] - verts[faces[:, 0]], verts[faces[:, 2]] - verts[faces[:, 0]])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    return n, np.einsum("ij,ij->i", n, verts[faces[:, 0]])
+
+
+def pair_reference(verts, faces, rot_a, rot_b, d, spacing=2.5e-4, half=0.03):
+    """F_z of two copies of the convex mesh (equal k), A at the origin, B at (0, 0, 2R − d), rotated
+    by the matrices: on each column (x, y) the interface φA = φB by bisection, both fields the
+    largest face plane (inside a convex polyhedron), F_z = k ∫∫ −φA dx dy. No hydro code."""
+    n, off = _planes(verts, faces)
+    t_b = np.array([0.0, 0.0, 2 * R - d])
+    g = np.arange(-half, half, spacing) + spacing / 2
+    x, y = (a.ravel() for a in np.meshgrid(g, g))
+
+    def phi(z, rot, t):
+        local = (np.stack([x, y, z], 1) - t) @ rot
+        return (local @ n.T - off).max(axis=1)
+
+    lo = np.full(x.shape, R - d - 0.002)
+    hi = np.full(x.shape, R + 0.002)
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        below = phi(mid, rot_a, 0.0) - phi(mid, rot_b, t_b) < 0.0
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    z = 0.5 * (lo + hi)
+    pa, pb = -phi(z, rot_a, 0.0), -phi(z, rot_b, t_b)
+    return K * float(np.where((pa > 0) & (pb > 0), pa, 0.0).sum()) * spacing**2
+
+
+def test_convex_meshes_are_told_from_the_others():
+    v, f = icosphere(subdivisions=2)
+    assert is_convex(v, f)
+    box = trimesh.creation.box((0.1, 0.2, 0.3))
+    assert is_convex(box.vertices, box.faces)
+    dented = np.array(box.vertices, float)
+    dented[0] *= 0.8  # a corner pushed in: its faces fold inward
+    assert not is_convex(dented, box.faces)
+    torus = trimesh.creation.torus(0.08, 0.025)
+    assert not is_convex(torus.vertices, torus.faces)
+    m = shapes([Mesh(v, f), Mesh(torus.vertices, torus.faces)], resolution=32)
+    assert m.sdfs[0].convex_faces is not None and m.sdfs[1].convex_faces is None
+
+
+@pytest.mark.parametrize("rotated", [False, True])
+def test_two_icospheres_match_the_quadrature_and_marching_cubes(rotated):
+    v, f = icosphere()
+    ra, rb = ((Rotation.random(random_state=3), Rotation.random(random_state=4)) if rotated
+              else (Rotation.identity(), Rotation.identity()))
+    d = 0.004
+    ref = pair_reference(v, f, ra.as_matrix(), rb.as_matrix(), d)
+    m = shapes([Mesh(v, f), Mesh(v, f)], resolution=64)
+    poses = np.array([np.r_[0.0, 0.0, 0.0, ra.as_quat()], np.r_[0.0, 0.0, 2 * R - d, rb.as_quat()]])
+    faces = HydroelasticPipeline(m, NO_REDUCE).collide(poses)
+    assert faces.counts["polygon_triangles"] > 20 and faces.counts["candidate_bricks"] == 0
+    grid = HydroelasticPipeline(m, GRID).collide(poses)
+    assert grid.counts["polygon_triangles"] == 0 and grid.counts["triangles"] > 100
+    (fx, fy, fz), torque, area = totals(faces)
+    assert abs(fz / ref - 1.0) < 2e-4, (fz, ref)  # the quadrature's own error is ~1e-5
+    (gx, gy, gz), g_torque, g_area = totals(grid)
+    assert abs(gz / fz - 1.0) < 5e-3  # marching cubes on the exact fields: within half a percent
+    np.testing.assert_allclose([fx, fy], [gx, gy], atol=5e-3 * fz)
+    np.testing.assert_allclose(torque, g_torque, atol=5e-3 * fz * R)
+    # every contact inside both shapes (separation <= 0, to float32 rounding of the planes)
+    c = faces.contacts
+    assert np.all(c.depth <= 1e-6) and np.all(np.isfinite(c.point))
+
+
+def test_a_box_as_a_triangle_mesh_is_the_box_as_a_convex_mesh():
+    # the same tilted cube pair through the face route (triangle meshes: 12 triangles, 2 per face)
+    # and through the polytope route (convex meshes: 6 planes): one exact answer
+    box = trimesh.creation.box((0.1, 0.1, 0.1))
+    v, f = np.asarray(box.vertices, float), np.asarray(box.faces, np.int64)
+    tilt = Rotation.from_rotvec(0.1 * np.array([1.0, 0.4, 0.0]) / np.hypot(1.0, 0.4))
+    below = 0.05 * np.abs(tilt.as_matrix()[2]).sum()  # how far the tilted cube reaches below its centre
+    poses = np.array([pose((0, 0, 0)), np.r_[0.004, -0.003, 0.05 + below - 0.003, tilt.as_quat()]])
+    tri = shapes([Mesh(v, f), Mesh(v, f)], resolution=32)
+    hull = shapes([ConvexMesh.from_points(v), ConvexMesh.from_points(v)], resolution=32)
+    got = HydroelasticPipeline(tri, NO_REDUCE).collide(poses)
+    want = HydroelasticPipeline(hull, NO_REDUCE).collide(poses)
+    assert got.counts["polygon_triangles"] > 0 and got.counts["candidate_bricks"] == 0
+    (force, torque, area), (w_force, w_torque, w_area) = totals(got), totals(want)
+    assert abs(w_force[2]) > 10.0
+    # float32 planes and corners of the triangle table against the convex mesh's float64 planes
+    np.testing.assert_allclose(force, w_force, rtol=0, atol=1e-5 * abs(w_force[2]))
+    np.testing.assert_allclose(torque, w_torque, rtol=0, atol=1e-5 * abs(w_force[2]) * 0.1)
+    assert abs(area / w_area - 1.0) < 1e-5
+
+
+def test_apart_nothing_and_deep_the_grid():
+    v, f = icosphere(subdivisions=2)
+    m = shapes([Mesh(v, f), Mesh(v, f)], resolution=32)
+    apart = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, 0)), pose((0, 0, 2 * R + 0.001))]))
+    assert len(apart.contacts) == 0
+    # pressed deeper than the neighbour lists hold (two voxels of each): the pair takes the grid
+    h = m.sdfs[0].voxel_size
+    deep = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, 0)), pose((0, 0, 2 * R - 6 * h))]))
+    assert deep.counts["candidate_bricks"] > 0 and deep.counts["polygon_triangles"] == 0
+    assert totals(deep)[0][2] > 0.0
