@@ -129,12 +129,23 @@ def _support_above(pair_f, p, sdf, s, side, ux, uy, uz):
 def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, scratch, col, cap):
     """The triangles of SDF ``s`` (shape ``side``) whose ball grown by ``reach`` can meet the other
     shape (SDF ``so``, ``so_side``; its box and ball): written as ids from ``scratch[p, col]`` up to
-    ``cap`` of them; how many there are (more than ``cap``: not all written), and the least bound
-    on how deep the other shape reaches below one of their planes (:func:`depth_bound`)."""
+    ``cap`` of them; how many there are (more than ``cap``: not all written), and the least bound,
+    over their planes n·x + c, on how deep the other shape reaches below one: −φ ≤ h_other(−n) − c."""
+    # the other's ball in this shape's frame, so that most triangles are dismissed untransformed
+    row = bounds_row(sdf, so)
+    ox, oy, oz = _to_b(pair_f, p, so_side, sdf.planes[row, 0], sdf.planes[row, 1], sdf.planes[row, 2])
+    ox, oy, oz = _to_local(pair_f, p, side, ox, oy, oz)
+    grown = sdf.planes[row + 1, 3] + reach
     first = sdf.params_i[s, I_FACES]
     n = 0
     depth = 1e300
     for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
+        dx = sdf.mesh_tri[t, MESH_TRI_BALL] - ox
+        dy = sdf.mesh_tri[t, MESH_TRI_BALL + 1] - oy
+        dz = sdf.mesh_tri[t, MESH_TRI_BALL + 2] - oz
+        far = grown + sdf.mesh_tri[t, MESH_TRI_BALL + 3]
+        if dx * dx + dy * dy + dz * dz >= far * far:
+            continue
         x, y, z, r = face_ball(pair_f, p, sdf, side, t)
         if _distance_below(pair_f, p, sdf, so, so_side, x, y, z) >= r + reach:
             continue
@@ -142,7 +153,7 @@ def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, scratch, col, cap):
             scratch[p, col + n] = t
         n += 1
         nx, ny, nz, c = face_plane(pair_f, p, sdf, side, t)
-        if nx != 0.0 or ny != 0.0 or nz != 0.0:  # −φ(x) ≤ −n·x − c ≤ h_other(−n) − c over the other shape
+        if nx != 0.0 or ny != 0.0 or nz != 0.0:
             depth = min(depth, _support_above(pair_f, p, sdf, so, so_side, -nx, -ny, -nz) - c)
     return n, max(depth, 0.0)
 

@@ -39,16 +39,18 @@ import math
 
 from ..backend import device_fn
 from ..sdf.layout import I_FACE_START, I_FACES
+from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
 from .face_bounds import MAX_FACE_CANDIDATES, bounds_row, face_ball, face_corner, face_plane, faces_fit
 from .pair_layout import PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_SDF_A, PI_SDF_B
-from .polygon import MAX_POLYGON, clip_polygon, emit_polygon
+from .polygon import MAX_POLYGON, clip, emit_polygon
 #: The scratch's first column of the candidate lists (after the two polygon rows)
 FACE_LISTS = 2 * 3 * MAX_POLYGON
 #: Pieces the count pass records for the write pass (more: the write pass searches again)
 MAX_FACE_PIECES = 256
 FACE_PIECES = FACE_LISTS + 2 * MAX_FACE_CANDIDATES  # (i, j) of each piece the count pass found
 FACE_META = FACE_PIECES + 2 * MAX_FACE_PIECES  # how many pieces, D_A, D_B
-FACE_SCRATCH = FACE_META + 3
+FACE_NEIGHBOURS = FACE_META + 3  # the planes of one A triangle's neighbours, in B's frame
+FACE_SCRATCH = FACE_NEIGHBOURS + 4 * MAX_FACE_NEIGHBOURS
 #: The starting square's half edge over the grown ball's radius (the piece lies in the ball)
 SQUARE_SLACK = 1.001
 
@@ -100,45 +102,120 @@ def _candidates(pair_f, p, sdf, side, n, col, depth, other_side, m, other_col, s
 
 
 @device_fn(inline=True)
-def _clip_prism(pair_f, p, sdf, side, t, nx, ny, nz, scratch, row, n):
-    """Clip the polygon in ``row`` to triangle ``t``'s prism (its plane's normal n, B frame): the
-    three side planes (e × n)·(x − a) <= 0 of its edges a → b; (row, count)."""
-    for k in range(3):
-        ax, ay, az = face_corner(pair_f, p, sdf, side, t, k)
-        bx, by, bz = face_corner(pair_f, p, sdf, side, t, (k + 1) % 3)
-        ex = bx - ax
-        ey = by - ay
-        ez = bz - az
-        sx = ey * nz - ez * ny
-        sy = ez * nx - ex * nz
-        sz = ex * ny - ey * nx
-        if n > 0:
-            n = clip_polygon(scratch, p, row, n, 1 - row, sx, sy, sz, -(sx * ax + sy * ay + sz * az))
-            row = 1 - row
-    return row, n
+def _side(ax, ay, az, bx, by, bz, nx, ny, nz):
+    """The side plane of a triangle's prism along its edge a → b (n its unit normal, the triangle
+    wound counter-clockwise about n): (e × n, offset), (e × n)·x − offset > 0 outside."""
+    ex = bx - ax
+    ey = by - ay
+    ez = bz - az
+    sx = ey * nz - ez * ny
+    sy = ez * nx - ex * nz
+    sz = ex * ny - ey * nx
+    return sx, sy, sz, sx * ax + sy * ay + sz * az
 
 
 @device_fn(inline=True)
-def _clip_neighbours(pair_f, p, sdf, s, side, t, nx, ny, nz, c, scratch, row, n):
-    """Clip the polygon in ``row`` to where triangle ``t``'s plane (n, c) is not below any of its
-    listed neighbours' planes; (row, count)."""
-    local = t - sdf.params_i[s, I_FACES]
-    at = sdf.params_i[s, I_FACE_START] + local
-    for e in range(sdf.face_start[at], sdf.face_start[at + 1]):
-        if n == 0:
-            break
-        kx, ky, kz, kc = face_plane(pair_f, p, sdf, side, sdf.face_ids[e])
-        n = clip_polygon(scratch, p, row, n, 1 - row, kx - nx, ky - ny, kz - nz, kc - c)
-        row = 1 - row
+def _clip_side(scratch, p, row, n, ax, ay, az, bx, by, bz, nx, ny, nz):
+    """Clip the polygon in ``row`` to the inside of one side plane of a prism; (row, count)."""
+    sx, sy, sz, so = _side(ax, ay, az, bx, by, bz, nx, ny, nz)
+    return clip(scratch, p, row, n, sx, sy, sz, -so)
+
+
+@device_fn(inline=True)
+def _clip_prism(x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, scratch, p, row, n):
+    """Clip the polygon in ``row`` to a triangle's prism (corners x0..x2, B frame; its plane's
+    normal n): its three side planes; (row, count)."""
+    row, n = _clip_side(scratch, p, row, n, x0, y0, z0, x1, y1, z1, nx, ny, nz)
+    row, n = _clip_side(scratch, p, row, n, x1, y1, z1, x2, y2, z2, nx, ny, nz)
+    return _clip_side(scratch, p, row, n, x2, y2, z2, x0, y0, z0, nx, ny, nz)
+
+
+@device_fn(inline=True)
+def _beyond_side(ax, ay, az, bx, by, bz, nx, ny, nz, x0, y0, z0, x1, y1, z1, x2, y2, z2, mx, my, mz, depth):
+    """Whether the prism piece of a triangle (corners x0..x2, unit normal m, to ``depth`` below
+    it) lies wholly outside the side plane along edge a → b of another triangle (normal n)."""
+    sx, sy, sz, so = _side(ax, ay, az, bx, by, bz, nx, ny, nz)
+    lo, hi = _prism_range(sx, sy, sz, -so, x0, y0, z0, x1, y1, z1, x2, y2, z2, mx, my, mz, depth)
+    return lo > 0.0
+
+
+@device_fn(inline=False)
+def _apart(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, depth_a,
+           bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, depth_b):
+    """Whether the prism pieces of triangles a and b (each to its depth below it) are separated by
+    a side plane of one's prism: they then share no piece (the prisms hold the pieces)."""
+    return (_beyond_side(ax0, ay0, az0, ax1, ay1, az1, anx, any_, anz, bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2,
+                         bnx, bny, bnz, depth_b)
+            or _beyond_side(ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2,
+                            bnx, bny, bnz, depth_b)
+            or _beyond_side(ax2, ay2, az2, ax0, ay0, az0, anx, any_, anz, bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2,
+                            bnx, bny, bnz, depth_b)
+            or _beyond_side(bx0, by0, bz0, bx1, by1, bz1, bnx, bny, bnz, ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2,
+                            anx, any_, anz, depth_a)
+            or _beyond_side(bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2,
+                            anx, any_, anz, depth_a)
+            or _beyond_side(bx2, by2, bz2, bx0, by0, bz0, bnx, bny, bnz, ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2,
+                            anx, any_, anz, depth_a))
+
+
+@device_fn(inline=True)
+def _neighbour_range(sdf, s, t):
+    """The entries of triangle ``t``'s (a row of ``mesh_tri``, of SDF ``s``) neighbours in ``face_ids``."""
+    at = sdf.params_i[s, I_FACE_START] + t - sdf.params_i[s, I_FACES]
+    return sdf.face_start[at], sdf.face_start[at + 1]
+
+
+@device_fn(inline=False)
+def _cache_neighbours(pair_f, p, sdf, s, t, depth, scratch):
+    """Triangle ``t``'s (of A, SDF ``s``) listed neighbours within 2·``depth`` of it: their planes in
+    B's frame into ``scratch[p, FACE_NEIGHBOURS:]`` (four values each, nearest first), transformed
+    once for all the pairs of t; how many."""
+    e, end = _neighbour_range(sdf, s, t)
+    k = 0
+    while e < end and sdf.face_gap[e] <= 2.0 * depth:
+        kx, ky, kz, kc = face_plane(pair_f, p, sdf, 0, sdf.face_ids[e])
+        scratch[p, FACE_NEIGHBOURS + 4 * k] = kx
+        scratch[p, FACE_NEIGHBOURS + 4 * k + 1] = ky
+        scratch[p, FACE_NEIGHBOURS + 4 * k + 2] = kz
+        scratch[p, FACE_NEIGHBOURS + 4 * k + 3] = kc
+        k += 1
+        e += 1
+    return k
+
+
+@device_fn(inline=True)
+def _clip_neighbours(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_b, scratch, row, n):
+    """Clip the polygon in ``row`` to where triangle i's plane (an, ac) is A's largest among the
+    ``n_a`` cached planes of its neighbours (:func:`_cache_neighbours`), and j's (bn, bc) B's among
+    j's listed neighbours within 2·D_B: the two lists taken in turn, nearest first, so that an empty
+    piece stops soonest; (row, count)."""
+    ea = 0
+    eb, end_b = _neighbour_range(sdf, sb, j)
+    while n > 0 and (ea < n_a or eb < end_b):
+        if ea < n_a:
+            base = FACE_NEIGHBOURS + 4 * ea
+            row, n = clip(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
+                          scratch[p, base + 2] - anz, scratch[p, base + 3] - ac)
+            ea += 1
+        if eb < end_b and n > 0:
+            if sdf.face_gap[eb] > 2.0 * depth_b:
+                eb = end_b
+            else:
+                kx, ky, kz, kc = face_plane(pair_f, p, sdf, 1, sdf.face_ids[eb])
+                row, n = clip(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc)
+                eb += 1
     return row, n
 
 
 @device_fn(inline=False)
-def _piece(pair_f, p, sdf, sa, sb, i, j, ka, kb, depth_a, depth_b, scratch):
-    """The piece of triangles (i of A, j of B) in row 0 or 1 of ``scratch[p]``: (row, vertex count,
-    the interface's unit normal, the two planes); count < 3: no piece."""
+def _piece(pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch):
+    """The piece of triangles (i of A, its ``n_a`` neighbours' planes cached; j of B) in row 0 or 1
+    of ``scratch[p]``: (row, vertex count, the interface's unit normal, the two planes); count < 3:
+    no piece."""
     anx, any_, anz, ac = face_plane(pair_f, p, sdf, 0, i)
     bnx, bny, bnz, bc = face_plane(pair_f, p, sdf, 1, j)
+    ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = _face_corners(pair_f, p, sdf, 0, i)
+    bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2 = _face_corners(pair_f, p, sdf, 1, j)
     # the interface plane kA·a_i − kB·b_j = 0, normal along increasing f (from A toward B)
     nx = ka * anx - kb * bnx
     ny = ka * any_ - kb * bny
@@ -175,19 +252,13 @@ def _piece(pair_f, p, sdf, sa, sb, i, j, ka, kb, depth_a, depth_b, scratch):
         scratch[p, 3 * v + 2] = oz + su * ez + sv * fz
     row = 0
     n = 4
-    row, n = _clip_prism(pair_f, p, sdf, 0, i, anx, any_, anz, scratch, row, n)
-    row, n = _clip_prism(pair_f, p, sdf, 1, j, bnx, bny, bnz, scratch, row, n)
-    if n > 0:  # the band a_i + b_j <= 0 (no gap on this route)
-        n = clip_polygon(scratch, p, row, n, 1 - row, anx + bnx, any_ + bny, anz + bnz, ac + bc)
-        row = 1 - row
-    if n > 0:  # no deeper than D_A below i, D_B below j
-        n = clip_polygon(scratch, p, row, n, 1 - row, -anx, -any_, -anz, -ac - depth_a)
-        row = 1 - row
-    if n > 0:
-        n = clip_polygon(scratch, p, row, n, 1 - row, -bnx, -bny, -bnz, -bc - depth_b)
-        row = 1 - row
-    row, n = _clip_neighbours(pair_f, p, sdf, sa, 0, i, anx, any_, anz, ac, scratch, row, n)
-    row, n = _clip_neighbours(pair_f, p, sdf, sb, 1, j, bnx, bny, bnz, bc, scratch, row, n)
+    row, n = _clip_prism(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, scratch, p, row, n)
+    row, n = _clip_prism(bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, scratch, p, row, n)
+    row, n = clip(scratch, p, row, n, anx + bnx, any_ + bny, anz + bnz, ac + bc)  # the band a_i + b_j <= 0
+    row, n = clip(scratch, p, row, n, -anx, -any_, -anz, -ac - depth_a)  # no deeper than D_A below i
+    row, n = clip(scratch, p, row, n, -bnx, -bny, -bnz, -bc - depth_b)  # nor D_B below j
+    row, n = _clip_neighbours(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_b, scratch,
+                              row, n)
     return row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc
 
 
@@ -213,11 +284,16 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
     if write and scratch[p, FACE_META] <= MAX_FACE_PIECES:  # the count pass's pieces
         depth_a = scratch[p, FACE_META + 1]
         depth_b = scratch[p, FACE_META + 2]
+        cached = -1
+        n_a = 0
         for q in range(int(scratch[p, FACE_META])):
             i = int(scratch[p, FACE_PIECES + 2 * q])
             j = int(scratch[p, FACE_PIECES + 2 * q + 1])
+            if i != cached:  # the pieces come by i: each i's neighbours transformed once
+                n_a = _cache_neighbours(pair_f, p, sdf, sa, i, depth_a, scratch)
+                cached = i
             row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc = _piece(
-                pair_f, p, sdf, sa, sb, i, j, ka, kb, depth_a, depth_b, scratch)
+                pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
             emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff,
                                    0.0, h, edge, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
             o += emitted
@@ -238,6 +314,9 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
     for qa in range(na):
         i = int(scratch[p, col_a + qa])
         cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 0, i)
+        anx, any_, anz, ac = face_plane(pair_f, p, sdf, 0, i)
+        ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = _face_corners(pair_f, p, sdf, 0, i)
+        n_a = -1  # i's neighbours, cached at its first pair that needs them
         for qb in range(nb):
             j = int(scratch[p, col_b + qb])
             cjx, cjy, cjz, rj = face_ball(pair_f, p, sdf, 1, j)
@@ -247,8 +326,15 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
             grown = ri + depth_a + rj + depth_b
             if dx * dx + dy * dy + dz * dz > grown * grown:
                 continue
+            bnx, bny, bnz, bc = face_plane(pair_f, p, sdf, 1, j)
+            bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2 = _face_corners(pair_f, p, sdf, 1, j)
+            if _apart(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, depth_a,
+                      bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, depth_b):
+                continue
+            if n_a < 0:
+                n_a = _cache_neighbours(pair_f, p, sdf, sa, i, depth_a, scratch)
             row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc = _piece(
-                pair_f, p, sdf, sa, sb, i, j, ka, kb, depth_a, depth_b, scratch)
+                pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
             if n < 3:
                 continue
             if not write:

@@ -56,6 +56,25 @@ def clip_polygon(scratch, p, src, n, dst, nx, ny, nz, c):
 
 
 @device_fn(inline=True)
+def clip(scratch, p, row, n, nx, ny, nz, c):
+    """Clip the convex polygon of ``n`` vertices in row ``row`` of ``scratch[p]`` to the half space
+    n·x + c <= 0: (the row now holding it, its vertex count). A plane that cuts nothing leaves the
+    polygon where it is (most clips, when they are many), one that cuts it moves it to the other row."""
+    if n == 0:
+        return row, 0
+    base = row * 3 * MAX_POLYGON
+    inside = 0
+    for v in range(n):
+        if nx * scratch[p, base + 3 * v] + ny * scratch[p, base + 3 * v + 1] + nz * scratch[p, base + 3 * v + 2] + c <= 0.0:
+            inside += 1
+    if inside == n:
+        return row, n
+    if inside == 0:
+        return row, 0
+    return 1 - row, clip_polygon(scratch, p, row, n, 1 - row, nx, ny, nz, c)
+
+
+@device_fn(inline=True)
 def polygon_vertex(scratch, p, row, v):
     base = row * 3 * MAX_POLYGON + 3 * v
     return scratch[p, base], scratch[p, base + 1], scratch[p, base + 2]

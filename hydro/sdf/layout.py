@@ -233,4 +233,5 @@ class SDFView(NamedTuple):
     #              distance (n outward, unit), local frame; inside a box or convex mesh φ is their max
     # a convex mesh's triangles (hydro.sdf.mesh_faces): per triangle its neighbours (rows of mesh_tri)
     face_start: Any  # int32: per triangle of each convex mesh (at I_FACE_START) its first entry, then the end
-    face_ids: Any  # int32: the neighbours
+    face_ids: Any  # int32: the neighbours, nearest first
+    face_gap: Any  # float32: a lower bound on each neighbour's distance

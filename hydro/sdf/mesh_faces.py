@@ -9,8 +9,9 @@ triangle i whose nearest triangle is m lies within D of both: :mod:`hydro.contac
 argument). Built here once per mesh, beside its exact field, when the mesh's solid is convex:
 
 - per triangle (the rows of the exact field's triangle table, :func:`~.mesh_field.triangle_table`),
-  the triangles whose balls come within 2·``reach`` of its ball: its *neighbours*, a superset of
-  those within 2·``reach`` of it, CSR in ``start`` / ``ids``;
+  the triangles within 2·``reach`` of it (exact triangle–triangle distance of the stored corners),
+  its *neighbours*, nearest first with their distances, CSR in ``start`` / ``ids`` / ``gap`` (a
+  pair then clips against those within twice its own depth bound);
 - ``reach`` = ``FACE_REACH_VOXELS`` voxels (a mesh whose triangles are small against that, with a
   triangle of over ``MAX_FACE_NEIGHBOURS`` neighbours, gets no lists): the route takes a pair only when neither shape can be
   pressed deeper than that (:func:`hydro.contact.faces.depth_bound`); deeper pairs take the grid.
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import cpu_jit
+from ..geometry.mesh_distance import _closest_on_triangle
 from .layout import MESH_TRI_BALL, MESH_TRI_PLANE
 
 #: Depth (× the shape's voxel) the neighbour lists hold for
@@ -50,16 +53,18 @@ class ConvexFaces:
     |---|---|---|
     | ``start`` | (T + 1,) int32 | triangle t's neighbours are ``ids[start[t]:start[t + 1]]`` |
     | ``ids`` | (E,) int32 | rows of the triangle table (t itself not listed), nearest first |
+    | ``gap`` | (E,) float32 | each one's distance from t, rounded down |
     | ``reach`` | float | m: the depth the lists hold for |
     """
 
     start: np.ndarray
     ids: np.ndarray
+    gap: np.ndarray
     reach: float
 
     @property
     def nbytes(self) -> int:
-        return int(self.start.nbytes + self.ids.nbytes)
+        return int(self.start.nbytes + self.ids.nbytes + self.gap.nbytes)
 
 
 def is_convex(vertices, faces, tolerance=CONVEX_TOLERANCE) -> bool:
@@ -84,6 +89,69 @@ def is_convex(vertices, faces, tolerance=CONVEX_TOLERANCE) -> bool:
     return True
 
 
+@cpu_jit
+def _segment_gap(px, py, pz, qx, qy, qz, rx, ry, rz, sx, sy, sz):
+    """The distance between segments pq and rs (clamped closest points; Ericson, §5.1.9)."""
+    d1x, d1y, d1z = qx - px, qy - py, qz - pz
+    d2x, d2y, d2z = sx - rx, sy - ry, sz - rz
+    wx, wy, wz = px - rx, py - ry, pz - rz
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * wx + d2y * wy + d2z * wz
+    s = 0.0
+    t = 0.0
+    if a <= 1e-300 and e <= 1e-300:
+        pass
+    elif a <= 1e-300:
+        t = min(max(f / e, 0.0), 1.0)
+    else:
+        c = d1x * wx + d1y * wy + d1z * wz
+        if e <= 1e-300:
+            s = min(max(-c / a, 0.0), 1.0)
+        else:
+            b = d1x * d2x + d1y * d2y + d1z * d2z
+            denom = a * e - b * b
+            if denom > 0.0:
+                s = min(max((b * f - c * e) / denom, 0.0), 1.0)
+            t = (b * s + f) / e
+            if t < 0.0:
+                t = 0.0
+                s = min(max(-c / a, 0.0), 1.0)
+            elif t > 1.0:
+                t = 1.0
+                s = min(max((b - c) / a, 0.0), 1.0)
+    dx = px + s * d1x - (rx + t * d2x)
+    dy = py + s * d1y - (ry + t * d2y)
+    dz = pz + s * d1z - (rz + t * d2z)
+    return np.sqrt(dx * dx + dy * dy + dz * dz)
+
+
+@cpu_jit
+def _triangle_gaps(corners, first, second, out):
+    """The distance between triangles first[k] and second[k] (corners: (T, 3, 3)) for each k,
+    for two triangles that do not cross (a convex mesh's): the least over each one's corners to the
+    other and over their edges' pairs."""
+    for k in range(len(first)):
+        a = corners[first[k]]
+        b = corners[second[k]]
+        best = np.inf
+        for u in range(2):
+            p_tri = a if u == 0 else b
+            q_tri = b if u == 0 else a
+            for v in range(3):
+                x, y, z, _ = _closest_on_triangle(p_tri[v, 0], p_tri[v, 1], p_tri[v, 2], q_tri[0, 0], q_tri[0, 1],
+                                                  q_tri[0, 2], q_tri[1, 0], q_tri[1, 1], q_tri[1, 2], q_tri[2, 0],
+                                                  q_tri[2, 1], q_tri[2, 2])
+                d = np.sqrt((x - p_tri[v, 0]) ** 2 + (y - p_tri[v, 1]) ** 2 + (z - p_tri[v, 2]) ** 2)
+                best = min(best, d)
+        for v in range(3):
+            for w in range(3):
+                best = min(best, _segment_gap(a[v, 0], a[v, 1], a[v, 2], a[(v + 1) % 3, 0], a[(v + 1) % 3, 1],
+                                              a[(v + 1) % 3, 2], b[w, 0], b[w, 1], b[w, 2], b[(w + 1) % 3, 0],
+                                              b[(w + 1) % 3, 1], b[(w + 1) % 3, 2]))
+        out[k] = best
+
+
 def convex_faces(tri, h: float) -> ConvexFaces | None:
     """The neighbour lists of the triangle table ``tri`` (float32 rows: corners, ball, plane) of a
     convex mesh whose grid has voxel ``h``; None when a triangle has over ``MAX_FACE_NEIGHBOURS``."""
@@ -98,19 +166,29 @@ def convex_faces(tri, h: float) -> ConvexFaces | None:
     live = (area2 > 2.0 * DEGENERATE_FACE * size * size) & np.any(tri[:, MESH_TRI_PLANE:MESH_TRI_PLANE + 3] != 0, axis=1)
     r_max = float(radius[live].max()) if np.any(live) else 0.0
     tree = cKDTree(centre)
-    lists = []
+    lists, gaps = [], []
     for t in range(len(tri)):
         if not live[t]:
             lists.append(np.zeros(0, np.int64))
+            gaps.append(np.zeros(0))
             continue
         near = np.asarray(tree.query_ball_point(centre[t], radius[t] + r_max + 2.0 * reach), dtype=np.int64)
-        gap = np.linalg.norm(centre[near] - centre[t], axis=1) - radius[t] - radius[near]
-        ok = (gap <= 2.0 * reach) & live[near] & (near != t)
-        lists.append(near[ok][np.argsort(gap[ok], kind="stable")])  # nearest first: an empty piece stops soonest
+        ball_gap = np.linalg.norm(centre[near] - centre[t], axis=1) - radius[t] - radius[near]
+        near = near[(ball_gap <= 2.0 * reach) & live[near] & (near != t)]
+        gap = np.zeros(len(near))
+        _triangle_gaps(corners, np.full(len(near), t, np.int64), near, gap)
+        gap = gap * (1.0 - 1e-9) - 1e-12 * size  # rounded down: a lower bound
+        keep = gap <= 2.0 * reach
+        order = np.argsort(gap[keep], kind="stable")  # nearest first: an empty piece stops soonest
+        lists.append(near[keep][order])
+        gaps.append(gap[keep][order])
     counts = np.array([len(x) for x in lists], dtype=np.int64)
     if counts.max() > MAX_FACE_NEIGHBOURS:
         return None
     start = np.zeros(len(tri) + 1, np.int64)
     np.cumsum(counts, out=start[1:])
     ids = np.concatenate(lists) if start[-1] else np.zeros(1, np.int64)
-    return ConvexFaces(start=start.astype(np.int32), ids=ids.astype(np.int32), reach=reach)
+    gap = np.concatenate(gaps) if start[-1] else np.zeros(1)
+    g32 = gap.astype(np.float32)
+    g32 = np.where(g32.astype(np.float64) > gap, np.nextafter(g32, np.float32(-np.inf)), g32)  # still a lower bound
+    return ConvexFaces(start=start.astype(np.int32), ids=ids.astype(np.int32), gap=g32, reach=reach)

@@ -47,7 +47,7 @@ class SDFPack:
         index_off = rows_off = entries_off = tri_off = 0
         planes = []
         plane_off = 0
-        face_start, face_ids = [], []
+        face_start, face_ids, face_gap = [], [], []
         face_rows = face_entries = 0
         for s, sdf in enumerate(sdfs):
             fmt = sdf.settings.texture_format
@@ -86,6 +86,7 @@ class SDFPack:
                 n_ids = int(cf.start[-1])
                 face_start.append(cf.start[:-1].astype(np.int64) + face_entries)
                 face_ids.append(cf.ids[:n_ids].astype(np.int64) + tri_off)
+                face_gap.append(cf.gap[:n_ids])
                 face_rows += len(cf.start) - 1
                 face_entries += n_ids
             if mf is not None:
@@ -144,6 +145,7 @@ class SDFPack:
             raise ValueError("the packed convex meshes' face neighbours exceed 2^31 entries; use fewer meshes")
         self.face_start = cat(face_start + [np.array([face_entries])], np.int32)
         self.face_ids = cat(face_ids, np.int32) if face_entries else np.zeros(1, np.int32)
+        self.face_gap = cat(face_gap, np.float32) if face_entries else np.zeros(1, np.float32)
         self._views = {}
 
     def __len__(self) -> int:
@@ -156,7 +158,7 @@ class SDFPack:
         if dev.name not in self._views:
             host = SDFView(self.params_f, self.params_i, self.slots, self.coarse, self.atlas_f32, self.atlas_u16,
                            self.atlas_u8, self.mesh_index, self.mesh_cells, self.mesh_ids, self.mesh_key, self.mesh_tri,
-                           self.planes, self.face_start, self.face_ids)
+                           self.planes, self.face_start, self.face_ids, self.face_gap)
             self._views[dev.name] = SDFView(*(dev.asarray(a) for a in host))
         return self._views[dev.name]
 

@@ -118,3 +118,19 @@ def test_flat_routes_parity():
     cpu, sim = _collide_both(m, cfg, poses)
     assert cpu.counts["polygon_triangles"] > 10 and cpu.counts["triangles"] == 0
     _assert_tables_close(sim.patch, cpu.patch)
+
+
+def test_face_route_parity():
+    # stage 4b's face route (two convex triangle meshes) under the simulator against the CPU
+    import trimesh
+
+    from hydro.geometry import Mesh
+
+    ico = trimesh.creation.icosphere(subdivisions=1, radius=0.05)
+    mesh = Mesh(np.asarray(ico.vertices), np.asarray(ico.faces))
+    m = shapes([mesh, mesh], stiffness=[1e9, 2e9], resolution=16)
+    poses = np.array([pose((0, 0, 0)), pose((0.004, 0.0, 0.097), (1, 1, 0), 0.3)])
+    cfg = HydroelasticConfig(reduce_contacts=False, polygon_cells=1)
+    cpu, sim = _collide_both(m, cfg, poses)
+    assert cpu.counts["polygon_triangles"] > 3 and cpu.counts["triangles"] == 0
+    _assert_tables_close(sim.patch, cpu.patch)
