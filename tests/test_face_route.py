@@ -40,24 +40,29 @@ def pair_reference(verts, faces, rot_a, rot_b, d, spacing=2.5e-4, half=0.03):
     """F_z of two copies of the convex mesh (equal k), A at the origin, B at (0, 0, 2R − d), rotated
     by the matrices: on each column (x, y) the interface φA = φB by bisection, both fields the
     largest face plane (inside a convex polyhedron), F_z = k ∫∫ −φA dx dy. No hydro code."""
-    n, off = _planes(verts, faces)
     t_b = np.array([0.0, 0.0, 2 * R - d])
+    # only the faces near the contact can be nearest there (the overlap is 4 mm deep)
+    contact = np.array([0.0, 0.0, R - d / 2])
+    centre = verts[faces].mean(axis=1)
+    near_a = np.linalg.norm(centre @ rot_a.T - contact, axis=1) < 0.05
+    near_b = np.linalg.norm(centre @ rot_b.T + t_b - contact, axis=1) < 0.05
+    n, off = _planes(verts, faces)
     g = np.arange(-half, half, spacing) + spacing / 2
     x, y = (a.ravel() for a in np.meshgrid(g, g))
 
-    def phi(z, rot, t):
+    def phi(z, rot, t, near):
         local = (np.stack([x, y, z], 1) - t) @ rot
-        return (local @ n.T - off).max(axis=1)
+        return (local @ n[near].T - off[near]).max(axis=1)
 
     lo = np.full(x.shape, R - d - 0.002)
     hi = np.full(x.shape, R + 0.002)
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        below = phi(mid, rot_a, 0.0) - phi(mid, rot_b, t_b) < 0.0
+        below = phi(mid, rot_a, 0.0, near_a) - phi(mid, rot_b, t_b, near_b) < 0.0
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
     z = 0.5 * (lo + hi)
-    pa, pb = -phi(z, rot_a, 0.0), -phi(z, rot_b, t_b)
+    pa, pb = -phi(z, rot_a, 0.0, near_a), -phi(z, rot_b, t_b, near_b)
     return K * float(np.where((pa > 0) & (pb > 0), pa, 0.0).sum()) * spacing**2
 
 
