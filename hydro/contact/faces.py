@@ -51,6 +51,9 @@ FACE_PIECES = FACE_LISTS + 2 * MAX_FACE_CANDIDATES  # (i, j) of each piece the c
 FACE_META = FACE_PIECES + 2 * MAX_FACE_PIECES  # how many pieces, D_A, D_B
 FACE_NEIGHBOURS = FACE_META + 3  # the planes of one A triangle's neighbours, in B's frame
 FACE_SCRATCH = FACE_NEIGHBOURS + 4 * MAX_FACE_NEIGHBOURS
+#: Neighbours (nearest first: those across an edge) whose planes a pair of triangles is tested against
+#: before it is clipped
+BISECTORS = 3
 #: The starting square's half edge over the grown ball's radius (the piece lies in the ball)
 SQUARE_SLACK = 1.001
 
@@ -163,6 +166,28 @@ def _neighbour_range(sdf, s, t):
     """The entries of triangle ``t``'s (a row of ``mesh_tri``, of SDF ``s``) neighbours in ``face_ids``."""
     at = sdf.params_i[s, I_FACE_START] + t - sdf.params_i[s, I_FACES]
     return sdf.face_start[at], sdf.face_start[at + 1]
+
+
+@device_fn(inline=False)
+def _outside_regions(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_a, depth_b, ax0, ay0,
+                     az0, ax1, ay1, az1, ax2, ay2, az2, bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, scratch):
+    """Whether one of the first ``BISECTORS`` neighbours of j (of i, cached) has its plane above
+    j's (i's) all over i's (j's) prism piece: then j's (i's) region misses it, and they share no piece."""
+    e, end = _neighbour_range(sdf, sb, j)
+    for k in range(min(BISECTORS, end - e)):
+        kx, ky, kz, kc = face_plane(pair_f, p, sdf, 1, sdf.face_ids[e + k])
+        lo, hi = _prism_range(bnx - kx, bny - ky, bnz - kz, bc - kc, ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx,
+                              any_, anz, depth_a)
+        if hi < 0.0:
+            return True
+    for k in range(min(BISECTORS, n_a)):
+        base = FACE_NEIGHBOURS + 4 * k
+        lo, hi = _prism_range(anx - scratch[p, base], any_ - scratch[p, base + 1], anz - scratch[p, base + 2],
+                              ac - scratch[p, base + 3], bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz,
+                              depth_b)
+        if hi < 0.0:
+            return True
+    return False
 
 
 @device_fn(inline=False)
@@ -316,7 +341,7 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
         cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 0, i)
         anx, any_, anz, ac = face_plane(pair_f, p, sdf, 0, i)
         ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = _face_corners(pair_f, p, sdf, 0, i)
-        n_a = -1  # i's neighbours, cached at its first pair that needs them
+        n_a = _cache_neighbours(pair_f, p, sdf, sa, i, depth_a, scratch)
         for qb in range(nb):
             j = int(scratch[p, col_b + qb])
             cjx, cjy, cjz, rj = face_ball(pair_f, p, sdf, 1, j)
@@ -331,8 +356,10 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
             if _apart(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, depth_a,
                       bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, depth_b):
                 continue
-            if n_a < 0:
-                n_a = _cache_neighbours(pair_f, p, sdf, sa, i, depth_a, scratch)
+            if _outside_regions(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_a, depth_b,
+                                ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, bx0, by0, bz0, bx1, by1, bz1, bx2, by2,
+                                bz2, scratch):
+                continue
             row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc = _piece(
                 pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
             if n < 3:

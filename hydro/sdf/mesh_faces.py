@@ -179,7 +179,9 @@ def convex_faces(tri, h: float) -> ConvexFaces | None:
         _triangle_gaps(corners, np.full(len(near), t, np.int64), near, gap)
         gap = gap * (1.0 - 1e-9) - 1e-12 * size  # rounded down: a lower bound
         keep = gap <= 2.0 * reach
-        order = np.argsort(gap[keep], kind="stable")  # nearest first: an empty piece stops soonest
+        # nearest first, and among those that touch t, the nearest centres (across an edge) first:
+        # an empty piece stops soonest
+        order = np.lexsort((np.linalg.norm(centre[near[keep]] - centre[t], axis=1), gap[keep]))
         lists.append(near[keep][order])
         gaps.append(gap[keep][order])
     counts = np.array([len(x) for x in lists], dtype=np.int64)
