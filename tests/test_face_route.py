@@ -130,8 +130,10 @@ def test_apart_nothing_and_deep_the_grid():
     m = shapes([Mesh(v, f), Mesh(v, f)], resolution=32)
     apart = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, 0)), pose((0, 0, 2 * R + 0.001))]))
     assert len(apart.contacts) == 0
-    # pressed deeper than the neighbour lists hold (two voxels of each): the pair takes the grid
-    h = m.sdfs[0].voxel_size
-    deep = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, 0)), pose((0, 0, 2 * R - 6 * h))]))
+    # pressed deeper than the neighbour lists hold: the pair takes the grid
+    reach = m.sdfs[0].convex_faces.reach
+    assert 0.5 * m.sdfs[0].voxel_size <= reach <= 8.0 * m.sdfs[0].voxel_size
+    deep = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, 0)),
+                                                                pose((0, 0, 2 * R - reach - 0.005))]))
     assert deep.counts["candidate_bricks"] > 0 and deep.counts["polygon_triangles"] == 0
     assert totals(deep)[0][2] > 0.0

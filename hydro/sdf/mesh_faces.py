@@ -12,9 +12,10 @@ argument). Built here once per mesh, beside its exact field, when the mesh's sol
   the triangles within 2·``reach`` of it (exact triangle–triangle distance of the stored corners),
   its *neighbours*, nearest first with their distances, CSR in ``start`` / ``ids`` / ``gap`` (a
   pair then clips against those within twice its own depth bound);
-- ``reach`` = ``FACE_REACH_VOXELS`` voxels (a mesh whose triangles are small against that, with a
-  triangle of over ``MAX_FACE_NEIGHBOURS`` neighbours, gets no lists): the route takes a pair only when neither shape can be
-  pressed deeper than that (:func:`hydro.contact.faces.depth_bound`); deeper pairs take the grid.
+- ``reach``: ``FACE_REACH_VOXELS`` voxels, less where lists of ``MAX_FACE_NEIGHBOURS`` do not hold
+  every triangle that near (small triangles, many at a vertex; under ``MIN_FACE_REACH_VOXELS``:
+  no lists). The route takes a pair only when neither shape can be pressed deeper than its reach
+  (:func:`hydro.contact.face_bounds.faces_fit`); deeper pairs take the grid.
 
 A mesh is convex when every vertex of its solid lies on or below every triangle's plane, to
 ``CONVEX_TOLERANCE`` of its size (rounding: the triangle table stores float32 corners); checked
@@ -31,14 +32,16 @@ from ..backend import cpu_jit
 from ..geometry.mesh_distance import _closest_on_triangle
 from .layout import MESH_TRI_BALL, MESH_TRI_PLANE
 
-#: Depth (× the shape's voxel) the neighbour lists hold for
-FACE_REACH_VOXELS = 2.0
+#: Depth (× the shape's voxel) the neighbour lists hold for, at most (less where lists of
+#: ``MAX_FACE_NEIGHBOURS`` do not reach that far)
+FACE_REACH_VOXELS = 8.0
+#: ... and at least: a mesh whose lists reach less gets none (the grid route)
+MIN_FACE_REACH_VOXELS = 0.5
 #: Vertices may lie this far (× the mesh's bounding diagonal) above a face plane of a convex mesh
 CONVEX_TOLERANCE = 1e-6
 #: Larger meshes are not checked for convexity (they take the grid route)
-MAX_FACE_TRIANGLES = 20000
-#: A triangle with more neighbours than this (triangles small against the voxel) leaves the mesh
-#: without lists (the grid route): a piece is clipped against both triangles' lists
+MAX_FACE_TRIANGLES = 5000
+#: Neighbours listed per triangle at most (a piece is clipped against both triangles' lists)
 MAX_FACE_NEIGHBOURS = 64
 #: A triangle of area below this (× the diagonal²) has no region of its own: it lists no neighbours
 #: and is no neighbour
@@ -154,43 +157,51 @@ def _triangle_gaps(corners, first, second, out):
 
 def convex_faces(tri, h: float) -> ConvexFaces | None:
     """The neighbour lists of the triangle table ``tri`` (float32 rows: corners, ball, plane) of a
-    convex mesh whose grid has voxel ``h``; None when a triangle has over ``MAX_FACE_NEIGHBOURS``."""
+    convex mesh whose grid has voxel ``h``: complete within twice their ``reach``, at most
+    ``FACE_REACH_VOXELS`` voxels and as far as lists of ``MAX_FACE_NEIGHBOURS`` hold; None when
+    that is under ``MIN_FACE_REACH_VOXELS`` (triangles too small or too many at a vertex)."""
     from scipy.spatial import cKDTree
 
-    reach = FACE_REACH_VOXELS * float(h)
     corners = tri[:, 0:9].astype(np.float64).reshape(-1, 3, 3)
     centre = tri[:, MESH_TRI_BALL:MESH_TRI_BALL + 3].astype(np.float64)
     radius = tri[:, MESH_TRI_BALL + 3].astype(np.float64)
     size = float(np.linalg.norm(corners.reshape(-1, 3).max(axis=0) - corners.reshape(-1, 3).min(axis=0)))
     area2 = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
     live = (area2 > 2.0 * DEGENERATE_FACE * size * size) & np.any(tri[:, MESH_TRI_PLANE:MESH_TRI_PLANE + 3] != 0, axis=1)
-    r_max = float(radius[live].max()) if np.any(live) else 0.0
-    tree = cKDTree(centre)
-    lists, gaps = [], []
-    for t in range(len(tri)):
-        if not live[t]:
-            lists.append(np.zeros(0, np.int64))
-            gaps.append(np.zeros(0))
-            continue
-        near = np.asarray(tree.query_ball_point(centre[t], radius[t] + r_max + 2.0 * reach), dtype=np.int64)
-        ball_gap = np.linalg.norm(centre[near] - centre[t], axis=1) - radius[t] - radius[near]
-        near = near[(ball_gap <= 2.0 * reach) & live[near] & (near != t)]
-        gap = np.zeros(len(near))
-        _triangle_gaps(corners, np.full(len(near), t, np.int64), near, gap)
-        gap = gap * (1.0 - 1e-9) - 1e-12 * size  # rounded down: a lower bound
-        keep = gap <= 2.0 * reach
-        # nearest first, and among those that touch t, the nearest centres (across an edge) first:
-        # an empty piece stops soonest
-        order = np.lexsort((np.linalg.norm(centre[near[keep]] - centre[t], axis=1), gap[keep]))
-        lists.append(near[keep][order])
-        gaps.append(gap[keep][order])
-    counts = np.array([len(x) for x in lists], dtype=np.int64)
-    if counts.max() > MAX_FACE_NEIGHBOURS:
+    alive = np.flatnonzero(live)
+    if len(alive) == 0:
         return None
+    r_max = float(radius[alive].max())
+    # each triangle's nearest centres; a triangle beyond them is at least their farthest centre's
+    # distance minus both radii away, which bounds how far the lists are complete
+    k = min(len(alive), 4 * MAX_FACE_NEIGHBOURS + 1)
+    dist, idx = cKDTree(centre[alive]).query(centre[alive], k)
+    dist, idx = dist.reshape(len(alive), k), alive[idx.reshape(len(alive), k)]
+    first = np.repeat(alive, k)
+    gaps = np.zeros(len(first))
+    _triangle_gaps(corners, first, idx.ravel(), gaps)
+    gaps = (gaps * (1.0 - 1e-9) - 1e-12 * size).reshape(len(alive), k)  # rounded down: lower bounds
+    gaps[idx == alive[:, None]] = np.inf  # the triangle itself
+    complete = np.full(len(alive), np.inf) if k == len(alive) else dist[:, -1] - radius[alive] - r_max
+    # nearest first, and among those that touch, the nearest centres (across an edge) first: an
+    # empty piece stops soonest
+    order = np.lexsort((dist, gaps), axis=1)
+    gaps = np.take_along_axis(gaps, order, axis=1)
+    idx = np.take_along_axis(idx, order, axis=1)
+    if k > MAX_FACE_NEIGHBOURS:
+        complete = np.minimum(complete, gaps[:, MAX_FACE_NEIGHBOURS])
+    reach = min(FACE_REACH_VOXELS * float(h), 0.5 * float(complete.min()) * (1.0 - 1e-9))
+    if not reach >= MIN_FACE_REACH_VOXELS * float(h):
+        return None
+    keep = gaps <= 2.0 * reach
+    counts = np.zeros(len(tri), np.int64)
+    counts[alive] = keep.sum(axis=1)
     start = np.zeros(len(tri) + 1, np.int64)
     np.cumsum(counts, out=start[1:])
-    ids = np.concatenate(lists) if start[-1] else np.zeros(1, np.int64)
-    gap = np.concatenate(gaps) if start[-1] else np.zeros(1)
+    ids = np.zeros(max(int(start[-1]), 1), np.int64)
+    gap = np.zeros(max(int(start[-1]), 1))
+    ids[:start[-1]] = idx[keep]  # row by row: the alive triangles in order, each nearest first
+    gap[:start[-1]] = gaps[keep]
     g32 = gap.astype(np.float32)
     g32 = np.where(g32.astype(np.float64) > gap, np.nextafter(g32, np.float32(-np.inf)), g32)  # still a lower bound
     return ConvexFaces(start=start.astype(np.int32), ids=ids.astype(np.int32), gap=g32, reach=reach)
