@@ -2,12 +2,13 @@
 
     NUMBA_NUM_THREADS=$(nproc) python scripts/gpu_check.py [--max-pairs 4096] [--repeat 7] [--out gpu_check.md]
 
-Self-contained (imports only hydro and numba). On a machine without a CUDA GPU it says so and
+Self-contained (imports only hydro, its dependencies and numba). On a machine without a CUDA GPU it says so and
 exits 0. With one:
 
 1. Parity: for a few scenes (sphere on box, tilted cube on box, two spheres, 64 boxes on a
    ground, a ring mesh on a box: exact mesh fields, triangles subdivided across the kinks of its
-   pressure, cells proven one face plane), unreduced and reduced, the CPU and CUDA contact tables must have the same number of
+   pressure, cells proven one face plane; two icosphere meshes: the face route's polygons),
+   unreduced and reduced, the CPU and CUDA contact tables must have the same number of
    rows and, matched row by row (both devices count → scan → scatter in the same order; rows
    are also sorted by pair and position before comparing, so an order change alone is not a
    failure), every field equal within float32 tolerance (``atol = 1e-5 × the field's largest
@@ -91,7 +92,17 @@ def parity_scenes():
         "64 boxes on ground": boxes_on_ground(64),
         "ring mesh on box": _model(Box((0.5, 0.5, 0.2)), (0, 0, -0.1, 0, 0, 0, 1), ring_mesh(),
                                    (0, 0, -0.002, 0, 0, 0, 1)),
+        "two icosphere meshes (face route)": _model(icosphere(), (0, 0, 0, 0, 0, 0, 1), icosphere(),
+                                                    (0.003, 0.002, 0.196, *tilt)),
     }
+
+
+def icosphere(radius=0.1, subdivisions=3):
+    """A convex triangle mesh (1,280 triangles at 3): two of them take the face route."""
+    import trimesh
+
+    ico = trimesh.creation.icosphere(subdivisions=subdivisions, radius=radius)
+    return Mesh(np.asarray(ico.vertices), np.asarray(ico.faces), name="icosphere")
 
 
 def _sorted(table):
