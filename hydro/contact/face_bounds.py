@@ -43,18 +43,19 @@ def _dir_to_b(pair_f, p, side, x, y, z):
 
 @device_fn(inline=True)
 def face_ball(pair_f, p, sdf, side, t):
-    """Triangle ``t`` (a row of ``mesh_tri``)'s ball in B's frame: centre, radius."""
-    x, y, z = _to_b(pair_f, p, side, sdf.mesh_tri[t, MESH_TRI_BALL], sdf.mesh_tri[t, MESH_TRI_BALL + 1],
-                    sdf.mesh_tri[t, MESH_TRI_BALL + 2])
-    return x, y, z, sdf.mesh_tri[t, MESH_TRI_BALL + 3]
+    """Triangle ``t`` (a row of ``mesh_tri``)'s ball in B's frame: centre, radius. (Every float32
+    load here is widened first: the CUDA simulator would otherwise compute in float32.)"""
+    x, y, z = _to_b(pair_f, p, side, float(sdf.mesh_tri[t, MESH_TRI_BALL]),
+                    float(sdf.mesh_tri[t, MESH_TRI_BALL + 1]), float(sdf.mesh_tri[t, MESH_TRI_BALL + 2]))
+    return x, y, z, float(sdf.mesh_tri[t, MESH_TRI_BALL + 3])
 
 
 @device_fn(inline=True)
 def face_plane(pair_f, p, sdf, side, t):
     """Triangle ``t``'s plane in B's frame: (nx, ny, nz, c), n·x + c its signed distance."""
-    nx = sdf.mesh_tri[t, MESH_TRI_PLANE]
-    ny = sdf.mesh_tri[t, MESH_TRI_PLANE + 1]
-    nz = sdf.mesh_tri[t, MESH_TRI_PLANE + 2]
+    nx = float(sdf.mesh_tri[t, MESH_TRI_PLANE])
+    ny = float(sdf.mesh_tri[t, MESH_TRI_PLANE + 1])
+    nz = float(sdf.mesh_tri[t, MESH_TRI_PLANE + 2])
     c = -float(sdf.mesh_tri[t, MESH_TRI_PLANE + 3])
     if side == 1:
         return nx, ny, nz, c
@@ -66,7 +67,8 @@ def face_plane(pair_f, p, sdf, side, t):
 @device_fn(inline=True)
 def face_corner(pair_f, p, sdf, side, t, k):
     """Corner ``k`` of triangle ``t`` in B's frame."""
-    return _to_b(pair_f, p, side, sdf.mesh_tri[t, 3 * k], sdf.mesh_tri[t, 3 * k + 1], sdf.mesh_tri[t, 3 * k + 2])
+    return _to_b(pair_f, p, side, float(sdf.mesh_tri[t, 3 * k]), float(sdf.mesh_tri[t, 3 * k + 1]),
+                 float(sdf.mesh_tri[t, 3 * k + 2]))
 
 
 @device_fn(inline=True)
@@ -140,10 +142,10 @@ def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, scratch, col, cap):
     n = 0
     depth = 1e300
     for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
-        dx = sdf.mesh_tri[t, MESH_TRI_BALL] - ox
-        dy = sdf.mesh_tri[t, MESH_TRI_BALL + 1] - oy
-        dz = sdf.mesh_tri[t, MESH_TRI_BALL + 2] - oz
-        far = grown + sdf.mesh_tri[t, MESH_TRI_BALL + 3]
+        dx = float(sdf.mesh_tri[t, MESH_TRI_BALL]) - ox
+        dy = float(sdf.mesh_tri[t, MESH_TRI_BALL + 1]) - oy
+        dz = float(sdf.mesh_tri[t, MESH_TRI_BALL + 2]) - oz
+        far = grown + float(sdf.mesh_tri[t, MESH_TRI_BALL + 3])
         if dx * dx + dy * dy + dz * dz >= far * far:
             continue
         x, y, z, r = face_ball(pair_f, p, sdf, side, t)

@@ -42,7 +42,7 @@ from ..sdf.layout import I_FACE_START, I_FACES
 from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
 from .face_bounds import MAX_FACE_CANDIDATES, bounds_row, face_ball, face_corner, face_plane, faces_fit
 from .pair_layout import PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_SDF_A, PI_SDF_B
-from .polygon import MAX_POLYGON, clip, emit_polygon
+from .polygon import MAX_POLYGON, canonical_start, clip, emit_polygon, polygon_area
 #: The scratch's first column of the candidate lists (after the two polygon rows)
 FACE_LISTS = 2 * 3 * MAX_POLYGON
 #: Pieces the count pass records for the write pass (more: the write pass searches again)
@@ -54,6 +54,11 @@ FACE_SCRATCH = FACE_NEIGHBOURS + 4 * MAX_FACE_NEIGHBOURS
 #: Neighbours (nearest first: those across an edge) whose planes a pair of triangles is tested against
 #: before it is clipped
 BISECTORS = 3
+#: A piece or fan triangle smaller than this (× the voxel²) is dropped: where two regions only
+#: touch, or a clip plane nearly holds an edge, a rounding decides whether a sliver is cut at all
+#: (and differs between the CPU and a GPU); its force is at most this × h² × the pressure (1e-5 N
+#: on the icospheres, of 900 N)
+SLIVER = 1e-6
 #: The starting square's half edge over the grown ball's radius (the piece lies in the ball)
 SQUARE_SLACK = 1.001
 
@@ -197,7 +202,7 @@ def _cache_neighbours(pair_f, p, sdf, s, t, depth, scratch):
     once for all the pairs of t; how many."""
     e, end = _neighbour_range(sdf, s, t)
     k = 0
-    while e < end and sdf.face_gap[e] <= 2.0 * depth:
+    while e < end and float(sdf.face_gap[e]) <= 2.0 * depth:
         kx, ky, kz, kc = face_plane(pair_f, p, sdf, 0, sdf.face_ids[e])
         scratch[p, FACE_NEIGHBOURS + 4 * k] = kx
         scratch[p, FACE_NEIGHBOURS + 4 * k + 1] = ky
@@ -223,7 +228,7 @@ def _clip_neighbours(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, b
                           scratch[p, base + 2] - anz, scratch[p, base + 3] - ac)
             ea += 1
         if eb < end_b and n > 0:
-            if sdf.face_gap[eb] > 2.0 * depth_b:
+            if float(sdf.face_gap[eb]) > 2.0 * depth_b:
                 eb = end_b
             else:
                 kx, ky, kz, kc = face_plane(pair_f, p, sdf, 1, sdf.face_ids[eb])
@@ -284,6 +289,10 @@ def _piece(pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch):
     row, n = clip(scratch, p, row, n, -bnx, -bny, -bnz, -bc - depth_b)  # nor D_B below j
     row, n = _clip_neighbours(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_b, scratch,
                               row, n)
+    if n >= 3 and polygon_area(scratch, p, row, n) <= SLIVER * pair_f[p, PF_VOXEL_B] * pair_f[p, PF_VOXEL_B]:
+        n = 0  # a sliver where regions touch: whether it exists at all is a rounding's call
+    if n >= 3:
+        row = canonical_start(scratch, p, row, n)
     return row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc
 
 
@@ -320,7 +329,7 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
             row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc = _piece(
                 pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
             emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff,
-                                   0.0, h, edge, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
+                                   0.0, h, edge, SLIVER, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
             o += emitted
             n_out += emitted
         return n_out
@@ -370,7 +379,7 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
                     scratch[p, FACE_PIECES + 2 * pieces + 1] = j
                 pieces += 1
             emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff,
-                                   0.0, h, edge, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
+                                   0.0, h, edge, SLIVER, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
             o += emitted
             n_out += emitted
     if not write:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn
-from .contacts import DEGENERATE_AREA, emit_triangle, triangle_is_contact
+from .contacts import emit_triangle, triangle_is_contact
 from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
 from .pair_layout import MAX_POLYTOPE_PLANES
 
@@ -74,6 +74,55 @@ def clip(scratch, p, row, n, nx, ny, nz, c):
     return 1 - row, clip_polygon(scratch, p, row, n, 1 - row, nx, ny, nz, c)
 
 
+@device_fn(inline=False)
+def polygon_area(scratch, p, row, n):
+    """The area of the planar convex polygon in ``row`` (its fan's cross products, summed)."""
+    base = row * 3 * MAX_POLYGON
+    x0 = scratch[p, base]
+    y0 = scratch[p, base + 1]
+    z0 = scratch[p, base + 2]
+    sx = 0.0
+    sy = 0.0
+    sz = 0.0
+    for v in range(1, n - 1):
+        ax = scratch[p, base + 3 * v] - x0
+        ay = scratch[p, base + 3 * v + 1] - y0
+        az = scratch[p, base + 3 * v + 2] - z0
+        bx = scratch[p, base + 3 * v + 3] - x0
+        by = scratch[p, base + 3 * v + 4] - y0
+        bz = scratch[p, base + 3 * v + 5] - z0
+        sx += ay * bz - az * by
+        sy += az * bx - ax * bz
+        sz += ax * by - ay * bx
+    return 0.5 * math.sqrt(sx * sx + sy * sy + sz * sz)
+
+
+@device_fn(inline=False)
+def canonical_start(scratch, p, row, n):
+    """The polygon in ``row`` turned to start at its vertex least along a fixed generic direction
+    (into the other row when it moves): the fan :func:`emit_polygon` cuts then does not depend on
+    where the clipping happened to start the list, which a rounding can change (the CPU and a GPU
+    must cut the same triangles); the row now holding it."""
+    base = row * 3 * MAX_POLYGON
+    best = 0
+    low = 1e300
+    for v in range(n):
+        f = (scratch[p, base + 3 * v] + 0.318309886 * scratch[p, base + 3 * v + 1]
+             + 0.159154943 * scratch[p, base + 3 * v + 2])
+        if f < low:
+            low = f
+            best = v
+    if best == 0:
+        return row
+    dst = (1 - row) * 3 * MAX_POLYGON
+    for v in range(n):
+        src = base + 3 * ((best + v) % n)
+        scratch[p, dst + 3 * v] = scratch[p, src]
+        scratch[p, dst + 3 * v + 1] = scratch[p, src + 1]
+        scratch[p, dst + 3 * v + 2] = scratch[p, src + 2]
+    return 1 - row
+
+
 @device_fn(inline=True)
 def polygon_vertex(scratch, p, row, v):
     base = row * 3 * MAX_POLYGON + 3 * v
@@ -81,12 +130,13 @@ def polygon_vertex(scratch, p, row, v):
 
 
 @device_fn(inline=False)
-def emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff, gap, h, edge, write,
-                 o, capacity, pairs, contact_f, contact_i, triangle_f):
+def emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff, gap, h, edge, sliver,
+                 write, o, capacity, pairs, contact_f, contact_i, triangle_f):
     """The contacts of the convex polygon of ``n`` vertices in row ``row`` of ``scratch[p]``, on
     the interface plane of normal u (A toward B) where A's field is the plane (an, ac) and B's
-    (bn, bc): its fan triangles, each cut into m² of edge at most ``edge``, written from row ``o``
-    (below ``capacity``) when ``write``; how many."""
+    (bn, bc): its fan triangles, each cut into m² of edge at most ``edge`` (a fan triangle under
+    ``sliver`` × h² dropped whole), written from row ``o`` (below ``capacity``) when ``write``; how
+    many."""
     n_out = 0
     # fan from vertex 0, wound so the triangles' normals point along the plane's (A -> B);
     # each fan triangle cut into m² (m per edge) of edge at most ``edge``
@@ -103,7 +153,7 @@ def emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, b
         size = math.sqrt(math.sqrt(cx * cx + cy * cy + cz * cz))
         m = min(MAX_SUBDIVISION, max(1, int(math.ceil(size / edge))))
         # a sliver is dropped whole (its pieces, similar to it, are only smaller)
-        if m > 1 and 0.25 * (cx * cx + cy * cy + cz * cz) <= (DEGENERATE_AREA * h * h) ** 2:
+        if 0.25 * (cx * cx + cy * cy + cz * cz) <= (sliver * h * h) ** 2:
             continue
         piece_voxel = h if m == 1 else 0.0
         e1x = (x1 - x0) / m

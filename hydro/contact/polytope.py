@@ -40,6 +40,7 @@ import math
 
 from ..backend import device_fn, kernel, lower_bound
 from ..sdf.layout import I_PLANE_COUNT
+from .contacts import DEGENERATE_AREA
 from .polygon import MAX_POLYGON, clip_polygon, emit_polygon
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ROUTE, PI_SDF_A,
                          PI_SDF_B, ROUTE_AXIAL, ROUTE_FACES, ROUTE_POLYTOPE, overlap_box, possible_planes, shape_box, shape_plane)
@@ -179,7 +180,8 @@ def _polytope_item(p, write, pairs, sdf, scratch, cells, block_pair, block_count
             if n < 3:
                 continue
             emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff,
-                                   gap, h, edge, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
+                                   gap, h, edge, DEGENERATE_AREA, write, o, capacity, pairs, contact_f, contact_i,
+                                   triangle_f)
             o += emitted
             n_out += emitted
     if not write:

@@ -57,8 +57,10 @@ def test_pipeline_parity(interface, reduce, exact):
     _assert_tables_close(sim.contacts, cpu.contacts, "reduced.")
 
 
-def test_pipeline_parity_exact_meshes():
-    # two meshes (exact mesh fields: A at any point, B's settled crossings) and a mesh on a box
+@pytest.mark.parametrize("faces", [False, True])
+def test_pipeline_parity_exact_meshes(faces):
+    # two meshes (exact mesh fields: A at any point, B's settled crossings; or, both convex, the
+    # face route's polygons) and a mesh on a box
     import trimesh
 
     from hydro.geometry import Mesh
@@ -67,9 +69,10 @@ def test_pipeline_parity_exact_meshes():
     mesh = Mesh(ico.vertices, ico.faces, name="ico")
     m = shapes([Box((0.3, 0.3, 0.1)), mesh, mesh], stiffness=[1e9, 2e9, 1e9], resolution=16)
     poses = np.array([pose((0, 0, -0.05)), pose((0.0, 0.0, 0.047)), pose((0.0, 0.0, 0.14), (1, 1, 0), 0.7)])
-    cfg = HydroelasticConfig(reduce_contacts=False)
+    cfg = HydroelasticConfig(reduce_contacts=False, flat_polygons=faces)
     cpu, sim = _collide_both(m, cfg, poses)
     assert len(cpu.patch) > 20 and len(cpu.pair_shape_a) == 2
+    assert (cpu.counts["polygon_triangles"] > 20) == faces
     _assert_tables_close(sim.patch, cpu.patch)
 
 
