@@ -137,3 +137,43 @@ def test_apart_nothing_and_deep_the_grid():
                                                                 pose((0, 0, 2 * R - reach - 0.005))]))
     assert deep.counts["candidate_bricks"] > 0 and deep.counts["polygon_triangles"] == 0
     assert totals(deep)[0][2] > 0.0
+
+
+@pytest.mark.parametrize("box_size", [0.3, 0.08])
+def test_a_cube_mesh_on_a_box_is_the_convex_cube_on_the_box(box_size):
+    # a triangle mesh against a shape of planes (the box): the face route, one answer with the
+    # polytope route's cube; the box as B (a large box: the cube's finer grid is B) and as A (a
+    # small one, under the tilted cube's lower part)
+    from hydro.geometry import Box
+
+    cube = trimesh.creation.box((0.1, 0.1, 0.1))
+    v, f = np.asarray(cube.vertices, float), np.asarray(cube.faces, np.int64)
+    tilt = Rotation.from_rotvec(0.03 * np.array([0.3, 1.0, 0.0]) / np.hypot(0.3, 1.0))
+    below = 0.05 * np.abs(tilt.as_matrix()[2]).sum()
+    poses = np.array([pose((0, 0, -box_size / 2)), np.r_[-0.02, 0.005, below - 0.003, tilt.as_quat()]])
+    ground = Box((box_size, box_size, box_size))
+    tri = shapes([ground, Mesh(v, f)], resolution=32, stiffness=[2e9, 1e9])
+    hull = shapes([ground, ConvexMesh.from_points(v)], resolution=32, stiffness=[2e9, 1e9])
+    got = HydroelasticPipeline(tri, NO_REDUCE).collide(poses)
+    want = HydroelasticPipeline(hull, NO_REDUCE).collide(poses)
+    assert got.counts["polygon_triangles"] > 0 and got.counts["candidate_bricks"] == 0
+    (force, torque, area), (w_force, w_torque, w_area) = totals(got), totals(want)
+    assert abs(w_force[2]) > 10.0
+    np.testing.assert_allclose(force, w_force, rtol=0, atol=1e-5 * abs(w_force[2]))
+    np.testing.assert_allclose(torque, w_torque, rtol=0, atol=1e-5 * abs(w_force[2]) * 0.1)
+    assert abs(area / w_area - 1.0) < 1e-5
+
+
+def test_an_icosphere_on_a_box_agrees_with_marching_cubes():
+    from hydro.geometry import Box
+
+    v, f = icosphere()
+    m = shapes([Box((0.5, 0.5, 0.2)), Mesh(v, f)], resolution=64)
+    poses = np.array([pose((0, 0, -0.1)), np.r_[0.0, 0.0, R - 0.003, Rotation.random(random_state=5).as_quat()]])
+    faces = HydroelasticPipeline(m, NO_REDUCE).collide(poses)
+    grid = HydroelasticPipeline(m, GRID).collide(poses)
+    assert faces.counts["polygon_triangles"] > 10 and faces.counts["candidate_bricks"] == 0
+    (fx, fy, fz), torque, area = totals(faces)
+    (gx, gy, gz), g_torque, g_area = totals(grid)
+    assert fz > 10.0 and abs(gz / fz - 1.0) < 5e-3
+    np.testing.assert_allclose(torque, g_torque, atol=5e-3 * fz * R)

@@ -42,6 +42,30 @@ def _dir_to_b(pair_f, p, side, x, y, z):
 
 
 @device_fn(inline=True)
+def shape_plane(pair_f, p, sdf, s, side, k):
+    """Plane ``k`` of SDF ``s`` (a row of ``sdf.planes``) in B's frame: (nx, ny, nz, c) with its
+    signed distance n·x + c. ``side`` 0: the shape is A (seen through the pair transform), 1: B."""
+    row = sdf.params_i[s, I_PLANES] + k
+    nx = sdf.planes[row, 0]
+    ny = sdf.planes[row, 1]
+    nz = sdf.planes[row, 2]
+    c = sdf.planes[row, 3]
+    if side == 1:
+        return nx, ny, nz, c
+    # x_A = R_AB·x_B + t_AB: n·x_A + c = (R_ABᵀ n)·x_B + n·t_AB + c
+    return (pair_f[p, PF_R_AB] * nx + pair_f[p, PF_R_AB + 3] * ny + pair_f[p, PF_R_AB + 6] * nz,
+            pair_f[p, PF_R_AB + 1] * nx + pair_f[p, PF_R_AB + 4] * ny + pair_f[p, PF_R_AB + 7] * nz,
+            pair_f[p, PF_R_AB + 2] * nx + pair_f[p, PF_R_AB + 5] * ny + pair_f[p, PF_R_AB + 8] * nz,
+            nx * pair_f[p, PF_T_AB] + ny * pair_f[p, PF_T_AB + 1] + nz * pair_f[p, PF_T_AB + 2] + c)
+
+
+@device_fn(inline=True)
+def has_faces(sdf, s):
+    """Whether SDF ``s`` is a convex mesh with face lists (else, on the face route, a shape of planes)."""
+    return sdf.params_i[s, I_FACES] >= 0
+
+
+@device_fn(inline=True)
 def face_ball(pair_f, p, sdf, side, t):
     """Triangle ``t`` (a row of ``mesh_tri``)'s ball in B's frame: centre, radius. (Every float32
     load here is widened first: the CUDA simulator would otherwise compute in float32.)"""
@@ -62,6 +86,15 @@ def face_plane(pair_f, p, sdf, side, t):
     bx, by, bz = _dir_to_b(pair_f, p, 0, nx, ny, nz)
     # x_A = R_AB·x_B + t_AB: n·x_A + c = (R_ABᵀ n)·x_B + n·t_AB + c
     return bx, by, bz, nx * pair_f[p, PF_T_AB] + ny * pair_f[p, PF_T_AB + 1] + nz * pair_f[p, PF_T_AB + 2] + c
+
+
+@device_fn(inline=True)
+def side_plane(pair_f, p, sdf, s, side, k):
+    """Plane ``k`` of SDF ``s`` in B's frame: triangle k's of a convex mesh with face lists, else
+    its plane row k (a box's, a convex mesh's of few planes)."""
+    if has_faces(sdf, s):
+        return face_plane(pair_f, p, sdf, side, k)
+    return shape_plane(pair_f, p, sdf, s, side, k)
 
 
 @device_fn(inline=True)
@@ -127,49 +160,115 @@ def _support_above(pair_f, p, sdf, s, side, ux, uy, uz):
     return centre + min(box, sdf.planes[row + 1, 3])
 
 
+@device_fn(inline=True)
+def _cap_max(ux, uy, uz, cx, cy, cz, radius, mx, my, mz, d):
+    """The largest of u·x (u unit) over the ball (c, radius) cut by the half space m·x <= d (m unit);
+    −1e300 when they do not meet."""
+    h = mx * cx + my * cy + mz * cz - d  # the centre's height above the plane
+    if h > radius:
+        return -1e300
+    top = ux * cx + uy * cy + uz * cz + radius
+    if mx * (cx + radius * ux) + my * (cy + radius * uy) + mz * (cz + radius * uz) <= d:
+        return top  # the ball's own maximiser is inside
+    # else on the circle where the plane cuts the ball
+    rho = math.sqrt(max(radius * radius - h * h, 0.0))
+    um = ux * mx + uy * my + uz * mz
+    tx = ux - um * mx
+    ty = uy - um * my
+    tz = uz - um * mz
+    return ux * (cx - h * mx) + uy * (cy - h * my) + uz * (cz - h * mz) + rho * math.sqrt(tx * tx + ty * ty + tz * tz)
+
+
+@device_fn(inline=False)
+def _depth_in_cap(pair_f, p, sdf, s, side, so, so_side, t):
+    """How deep the overlap can reach below triangle ``t``'s plane (of SDF ``s``) when the other
+    (SDF ``so``) is a shape of planes: the overlap lies in s's ball and below every plane of so, so
+    the least over those planes of the largest of −(n·x + c) over the ball cut by the plane."""
+    nx, ny, nz, c = face_plane(pair_f, p, sdf, side, t)
+    row = bounds_row(sdf, s)
+    bx, by, bz = _to_b(pair_f, p, side, sdf.planes[row, 0], sdf.planes[row, 1], sdf.planes[row, 2])
+    radius = sdf.planes[row + 1, 3]
+    best = 1e300
+    for j in range(sdf.params_i[so, I_PLANE_COUNT]):
+        mx, my, mz, mc = shape_plane(pair_f, p, sdf, so, so_side, j)
+        best = min(best, _cap_max(-nx, -ny, -nz, bx, by, bz, radius, mx, my, mz, -mc) - c)
+    return best
+
+
+@device_fn(inline=True)
+def _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, grow):
+    """Whether triangle ``t``'s ball grown by ``grow`` can meet the other shape (SDF ``so``; its ball,
+    of radius ``ball`` about o in this shape's frame, then its box and ball)."""
+    dx = float(sdf.mesh_tri[t, MESH_TRI_BALL]) - ox
+    dy = float(sdf.mesh_tri[t, MESH_TRI_BALL + 1]) - oy
+    dz = float(sdf.mesh_tri[t, MESH_TRI_BALL + 2]) - oz
+    far = ball + grow + float(sdf.mesh_tri[t, MESH_TRI_BALL + 3])
+    if dx * dx + dy * dy + dz * dz >= far * far:  # most, untransformed
+        return False
+    x, y, z, r = face_ball(pair_f, p, sdf, side, t)
+    return _distance_below(pair_f, p, sdf, so, so_side, x, y, z) < r + grow
+
+
 @device_fn(inline=False)
 def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, scratch, col, cap):
-    """The triangles of SDF ``s`` (shape ``side``) whose ball grown by ``reach`` can meet the other
-    shape (SDF ``so``, ``so_side``; its box and ball): written as ids from ``scratch[p, col]`` up to
-    ``cap`` of them; how many there are (more than ``cap``: not all written), and the least bound,
-    over their planes n·x + c, on how deep the other shape reaches below one: −φ ≤ h_other(−n) − c."""
+    """The triangles of SDF ``s`` (shape ``side``) whose piece of the patch can meet the other shape
+    (SDF ``so``, ``so_side``): (how many, written as ids from ``scratch[p, col]`` up to ``cap``; the
+    depth bound D). D is the least, over the triangles whose ball grown by ``reach`` can meet the
+    other, of how deep the other shape reaches below their planes n·x + c (−φ ≤ h_other(−n) − c);
+    the triangles listed are those whose ball grown by D can (a piece lies within D below its
+    triangle). A D beyond ``reach`` lists those of the ball grown by ``reach`` (the route then does
+    not fit)."""
     # the other's ball in this shape's frame, so that most triangles are dismissed untransformed
     row = bounds_row(sdf, so)
     ox, oy, oz = _to_b(pair_f, p, so_side, sdf.planes[row, 0], sdf.planes[row, 1], sdf.planes[row, 2])
     ox, oy, oz = _to_local(pair_f, p, side, ox, oy, oz)
-    grown = sdf.planes[row + 1, 3] + reach
+    ball = sdf.planes[row + 1, 3]
     first = sdf.params_i[s, I_FACES]
-    n = 0
     depth = 1e300
     for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
-        dx = float(sdf.mesh_tri[t, MESH_TRI_BALL]) - ox
-        dy = float(sdf.mesh_tri[t, MESH_TRI_BALL + 1]) - oy
-        dz = float(sdf.mesh_tri[t, MESH_TRI_BALL + 2]) - oz
-        far = grown + float(sdf.mesh_tri[t, MESH_TRI_BALL + 3])
-        if dx * dx + dy * dy + dz * dz >= far * far:
-            continue
-        x, y, z, r = face_ball(pair_f, p, sdf, side, t)
-        if _distance_below(pair_f, p, sdf, so, so_side, x, y, z) >= r + reach:
-            continue
-        if n < cap:
-            scratch[p, col + n] = t
-        n += 1
-        nx, ny, nz, c = face_plane(pair_f, p, sdf, side, t)
-        if nx != 0.0 or ny != 0.0 or nz != 0.0:
-            depth = min(depth, _support_above(pair_f, p, sdf, so, so_side, -nx, -ny, -nz) - c)
-    return n, max(depth, 0.0)
+        if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, reach):
+            nx, ny, nz, c = face_plane(pair_f, p, sdf, side, t)
+            if nx != 0.0 or ny != 0.0 or nz != 0.0:
+                depth = min(depth, _support_above(pair_f, p, sdf, so, so_side, -nx, -ny, -nz) - c)
+    if depth > reach and sdf.params_i[so, I_FACES] < 0:  # against a shape of planes: a tighter bound
+        tight = 1e300
+        for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
+            if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, reach):
+                tight = min(tight, _depth_in_cap(pair_f, p, sdf, s, side, so, so_side, t))
+        depth = min(depth, tight)
+    depth = max(depth, 0.0)
+    grow = min(depth, reach)
+    n = 0
+    for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
+        if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, grow):
+            if n < cap:
+                scratch[p, col + n] = t
+            n += 1
+    return n, depth
+
+
+@device_fn(inline=False)
+def _near_ids(pair_f, p, sdf, s, side, so, so_side, scratch, col, cap):
+    """:func:`_near_faces` for a convex mesh with face lists; for a shape of planes, all of them."""
+    if has_faces(sdf, s):
+        return _near_faces(pair_f, p, sdf, s, side, so, so_side, sdf.params_f[s, F_FACE_REACH], scratch, col, cap)
+    n = sdf.params_i[s, I_PLANE_COUNT]
+    for k in range(min(n, cap)):
+        scratch[p, col + k] = k
+    return n, 0.0
 
 
 @device_fn(inline=False)
 def faces_fit(pair_f, p, sdf, sa, sb, scratch, col, cap):
     """Whether the pair's patch can take the face route: at most ``MAX_FACE_CANDIDATES`` triangles
-    of each shape near the other and both depth bounds within their lists' reach; also (count of
-    A's near triangles, of B's, D_A, D_B). The near triangles' ids go to ``scratch[p, col:]`` (A's)
-    and ``scratch[p, col + MAX_FACE_CANDIDATES:]`` (B's), at most ``cap`` each (0: only counted)."""
-    reach_a = sdf.params_f[sa, F_FACE_REACH]
-    reach_b = sdf.params_f[sb, F_FACE_REACH]
-    na, depth_a = _near_faces(pair_f, p, sdf, sa, 0, sb, 1, reach_a, scratch, col, cap)
-    nb, depth_b = _near_faces(pair_f, p, sdf, sb, 1, sa, 0, reach_b, scratch, col + MAX_FACE_CANDIDATES, cap)
+    of each convex mesh near the other shape and the mesh's depth bound within its lists' reach;
+    also (count of A's near triangles or planes, of B's, D_A, D_B). The ids go to
+    ``scratch[p, col:]`` (A's) and ``scratch[p, col + MAX_FACE_CANDIDATES:]`` (B's), at most
+    ``cap`` each (0: only counted); a shape of planes lists all its planes, its depth 0 (unused:
+    its pieces are clipped against all its planes)."""
+    na, depth_a = _near_ids(pair_f, p, sdf, sa, 0, sb, 1, scratch, col, cap)
+    nb, depth_b = _near_ids(pair_f, p, sdf, sb, 1, sa, 0, scratch, col + MAX_FACE_CANDIDATES, cap)
     ok = na <= MAX_FACE_CANDIDATES and nb <= MAX_FACE_CANDIDATES and (
-        na == 0 or nb == 0 or (depth_a <= reach_a and depth_b <= reach_b))
+        na == 0 or nb == 0 or ((not has_faces(sdf, sa) or depth_a <= sdf.params_f[sa, F_FACE_REACH])
+                               and (not has_faces(sdf, sb) or depth_b <= sdf.params_f[sb, F_FACE_REACH])))
     return ok, na, nb, depth_a, depth_b

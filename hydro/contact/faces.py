@@ -38,9 +38,10 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn
-from ..sdf.layout import I_FACE_START, I_FACES
+from ..sdf.layout import I_FACE_START, I_FACES, I_PLANE_COUNT
 from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
-from .face_bounds import MAX_FACE_CANDIDATES, bounds_row, face_ball, face_corner, face_plane, faces_fit
+from .face_bounds import (MAX_FACE_CANDIDATES, bounds_row, face_ball, face_corner, face_plane, faces_fit, has_faces,
+                          shape_plane, side_plane)
 from .pair_layout import PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_SDF_A, PI_SDF_B
 from .polygon import MAX_POLYGON, canonical_start, clip, emit_polygon, polygon_area
 #: The scratch's first column of the candidate lists (after the two polygon rows)
@@ -86,11 +87,11 @@ def _face_corners(pair_f, p, sdf, side, t):
 
 
 @device_fn(inline=False)
-def _candidates(pair_f, p, sdf, side, n, col, depth, other_side, m, other_col, scratch):
+def _candidates(pair_f, p, sdf, side, n, col, depth, so, other_side, m, other_col, scratch):
     """Keep, in place from ``scratch[p, col]``, the ``n`` listed triangles (shape ``side``) whose
     prism piece to ``depth`` below them (where their piece of the patch lies) can meet the other
     shape: over the piece, no one of the other's ``m`` listed planes (from ``other_col``) stays
-    positive (each is a lower bound on its field); how many are kept."""
+    positive (each is a lower bound on its field: SDF ``so``'s); how many are kept."""
     kept = 0
     for q in range(n):
         t = int(scratch[p, col + q])
@@ -98,7 +99,7 @@ def _candidates(pair_f, p, sdf, side, n, col, depth, other_side, m, other_col, s
         mx, my, mz, mc = face_plane(pair_f, p, sdf, side, t)
         keep = True
         for e in range(m):
-            nx, ny, nz, c = face_plane(pair_f, p, sdf, other_side, int(scratch[p, other_col + e]))
+            nx, ny, nz, c = side_plane(pair_f, p, sdf, so, other_side, int(scratch[p, other_col + e]))
             lo, hi = _prism_range(nx, ny, nz, c, x0, y0, z0, x1, y1, z1, x2, y2, z2, mx, my, mz, depth)
             if lo > 0.0:
                 keep = False
@@ -199,7 +200,18 @@ def _outside_regions(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, b
 def _cache_neighbours(pair_f, p, sdf, s, t, depth, scratch):
     """Triangle ``t``'s (of A, SDF ``s``) listed neighbours within 2·``depth`` of it: their planes in
     B's frame into ``scratch[p, FACE_NEIGHBOURS:]`` (four values each, nearest first), transformed
-    once for all the pairs of t; how many."""
+    once for all the pairs of t; how many. A shape of planes: all its other planes."""
+    if not has_faces(sdf, s):
+        k = 0
+        for e in range(sdf.params_i[s, I_PLANE_COUNT]):
+            if e != t:
+                kx, ky, kz, kc = shape_plane(pair_f, p, sdf, s, 0, e)
+                scratch[p, FACE_NEIGHBOURS + 4 * k] = kx
+                scratch[p, FACE_NEIGHBOURS + 4 * k + 1] = ky
+                scratch[p, FACE_NEIGHBOURS + 4 * k + 2] = kz
+                scratch[p, FACE_NEIGHBOURS + 4 * k + 3] = kc
+                k += 1
+        return k
     e, end = _neighbour_range(sdf, s, t)
     k = 0
     while e < end and float(sdf.face_gap[e]) <= 2.0 * depth:
@@ -218,8 +230,19 @@ def _clip_neighbours(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, b
     """Clip the polygon in ``row`` to where triangle i's plane (an, ac) is A's largest among the
     ``n_a`` cached planes of its neighbours (:func:`_cache_neighbours`), and j's (bn, bc) B's among
     j's listed neighbours within 2·D_B: the two lists taken in turn, nearest first, so that an empty
-    piece stops soonest; (row, count)."""
+    piece stops soonest; (row, count). B of planes: j's plane against all its others."""
     ea = 0
+    if not has_faces(sdf, sb):
+        for k in range(sdf.params_i[sb, I_PLANE_COUNT]):
+            if k != j and n > 0:
+                kx, ky, kz, kc = shape_plane(pair_f, p, sdf, sb, 1, k)
+                row, n = clip(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc)
+        while n > 0 and ea < n_a:
+            base = FACE_NEIGHBOURS + 4 * ea
+            row, n = clip(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
+                          scratch[p, base + 2] - anz, scratch[p, base + 3] - ac)
+            ea += 1
+        return row, n
     eb, end_b = _neighbour_range(sdf, sb, j)
     while n > 0 and (ea < n_a or eb < end_b):
         if ea < n_a:
@@ -238,14 +261,14 @@ def _clip_neighbours(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, b
 
 
 @device_fn(inline=False)
-def _piece(pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch):
-    """The piece of triangles (i of A, its ``n_a`` neighbours' planes cached; j of B) in row 0 or 1
-    of ``scratch[p]``: (row, vertex count, the interface's unit normal, the two planes); count < 3:
-    no piece."""
-    anx, any_, anz, ac = face_plane(pair_f, p, sdf, 0, i)
-    bnx, bny, bnz, bc = face_plane(pair_f, p, sdf, 1, j)
-    ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = _face_corners(pair_f, p, sdf, 0, i)
-    bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2 = _face_corners(pair_f, p, sdf, 1, j)
+def _piece(pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch):
+    """The piece of i of A (its ``n_a`` neighbours' planes cached) and j of B — triangles of convex
+    meshes with face lists, or plane rows of a shape of planes — in row 0 or 1 of ``scratch[p]``:
+    (row, vertex count, the interface's unit normal, the two planes); count < 3: no piece."""
+    faces_a = has_faces(sdf, sa)
+    faces_b = has_faces(sdf, sb)
+    anx, any_, anz, ac = side_plane(pair_f, p, sdf, sa, 0, i)
+    bnx, bny, bnz, bc = side_plane(pair_f, p, sdf, sb, 1, j)
     # the interface plane kA·a_i − kB·b_j = 0, normal along increasing f (from A toward B)
     nx = ka * anx - kb * bnx
     ny = ka * any_ - kb * bny
@@ -256,8 +279,14 @@ def _piece(pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch):
         return 0, 0, nx, ny, nz, anx, any_, anz, ac, bnx, bny, bnz, bc
     inv = 1.0 / math.sqrt(nn)
     ux, uy, uz = nx * inv, ny * inv, nz * inv
-    # a square on the plane about i's ball centre projected onto it, holding the ball grown by D_A
-    cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 0, i)
+    # a square on the plane about a triangle's ball centre projected onto it, holding the ball grown by
+    # its depth bound (the piece lies in it)
+    if faces_a:
+        cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 0, i)
+        ri += depth_a
+    else:
+        cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 1, j)
+        ri += depth_b
     dist = (nx * cix + ny * ciy + nz * ciz + c) * inv
     ox = cix - dist * ux
     oy = ciy - dist * uy
@@ -273,7 +302,7 @@ def _piece(pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch):
     fx = uy * ez - uz * ey
     fy = uz * ex - ux * ez
     fz = ux * ey - uy * ex
-    half = SQUARE_SLACK * (ri + depth_a)
+    half = SQUARE_SLACK * ri
     for v in range(4):
         su = half if (v == 1 or v == 2) else -half
         sv = half if v >= 2 else -half
@@ -282,11 +311,15 @@ def _piece(pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch):
         scratch[p, 3 * v + 2] = oz + su * ez + sv * fz
     row = 0
     n = 4
-    row, n = _clip_prism(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, scratch, p, row, n)
-    row, n = _clip_prism(bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, scratch, p, row, n)
+    if faces_a:  # within i's prism, no deeper than D_A below it
+        ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = _face_corners(pair_f, p, sdf, 0, i)
+        row, n = _clip_prism(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, scratch, p, row, n)
+        row, n = clip(scratch, p, row, n, -anx, -any_, -anz, -ac - depth_a)
+    if faces_b:
+        bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2 = _face_corners(pair_f, p, sdf, 1, j)
+        row, n = _clip_prism(bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, scratch, p, row, n)
+        row, n = clip(scratch, p, row, n, -bnx, -bny, -bnz, -bc - depth_b)
     row, n = clip(scratch, p, row, n, anx + bnx, any_ + bny, anz + bnz, ac + bc)  # the band a_i + b_j <= 0
-    row, n = clip(scratch, p, row, n, -anx, -any_, -anz, -ac - depth_a)  # no deeper than D_A below i
-    row, n = clip(scratch, p, row, n, -bnx, -bny, -bnz, -bc - depth_b)  # nor D_B below j
     row, n = _clip_neighbours(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_b, scratch,
                               row, n)
     if n >= 3 and polygon_area(scratch, p, row, n) <= SLIVER * pair_f[p, PF_VOXEL_B] * pair_f[p, PF_VOXEL_B]:
@@ -327,7 +360,7 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
                 n_a = _cache_neighbours(pair_f, p, sdf, sa, i, depth_a, scratch)
                 cached = i
             row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc = _piece(
-                pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
+                pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
             emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff,
                                    0.0, h, edge, SLIVER, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
             o += emitted
@@ -342,35 +375,45 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
         return 0
     col_a = FACE_LISTS
     col_b = FACE_LISTS + MAX_FACE_CANDIDATES
-    na = _candidates(pair_f, p, sdf, 0, na, col_a, depth_a, 1, nb, col_b, scratch)
-    nb = _candidates(pair_f, p, sdf, 1, nb, col_b, depth_b, 0, na, col_a, scratch)
+    faces_a = has_faces(sdf, sa)
+    faces_b = has_faces(sdf, sb)
+    if faces_a:
+        na = _candidates(pair_f, p, sdf, 0, na, col_a, depth_a, sb, 1, nb, col_b, scratch)
+    if faces_b:
+        nb = _candidates(pair_f, p, sdf, 1, nb, col_b, depth_b, sa, 0, na, col_a, scratch)
+    both = faces_a and faces_b  # two triangles: quick tests before a pair is clipped
     pieces = 0
     for qa in range(na):
         i = int(scratch[p, col_a + qa])
-        cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 0, i)
-        anx, any_, anz, ac = face_plane(pair_f, p, sdf, 0, i)
-        ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = _face_corners(pair_f, p, sdf, 0, i)
         n_a = _cache_neighbours(pair_f, p, sdf, sa, i, depth_a, scratch)
+        cix, ciy, ciz, ri = 0.0, 0.0, 0.0, 0.0
+        anx, any_, anz, ac = 0.0, 0.0, 0.0, 0.0
+        ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        if both:
+            cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 0, i)
+            anx, any_, anz, ac = face_plane(pair_f, p, sdf, 0, i)
+            ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = _face_corners(pair_f, p, sdf, 0, i)
         for qb in range(nb):
             j = int(scratch[p, col_b + qb])
-            cjx, cjy, cjz, rj = face_ball(pair_f, p, sdf, 1, j)
-            dx = cix - cjx
-            dy = ciy - cjy
-            dz = ciz - cjz
-            grown = ri + depth_a + rj + depth_b
-            if dx * dx + dy * dy + dz * dz > grown * grown:
-                continue
-            bnx, bny, bnz, bc = face_plane(pair_f, p, sdf, 1, j)
-            bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2 = _face_corners(pair_f, p, sdf, 1, j)
-            if _apart(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, depth_a,
-                      bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, depth_b):
-                continue
-            if _outside_regions(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_a, depth_b,
-                                ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, bx0, by0, bz0, bx1, by1, bz1, bx2, by2,
-                                bz2, scratch):
-                continue
-            row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc = _piece(
-                pair_f, p, sdf, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
+            if both:
+                cjx, cjy, cjz, rj = face_ball(pair_f, p, sdf, 1, j)
+                dx = cix - cjx
+                dy = ciy - cjy
+                dz = ciz - cjz
+                grown = ri + depth_a + rj + depth_b
+                if dx * dx + dy * dy + dz * dz > grown * grown:
+                    continue
+                bnx, bny, bnz, bc = face_plane(pair_f, p, sdf, 1, j)
+                bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2 = _face_corners(pair_f, p, sdf, 1, j)
+                if _apart(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, depth_a,
+                          bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, depth_b):
+                    continue
+                if _outside_regions(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_a,
+                                    depth_b, ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, bx0, by0, bz0, bx1, by1,
+                                    bz1, bx2, by2, bz2, scratch):
+                    continue
+            row, n, ux, uy, uz, pnx, pny, pnz, pc, qnx, qny, qnz, qc = _piece(
+                pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
             if n < 3:
                 continue
             if not write:
@@ -378,7 +421,7 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
                     scratch[p, FACE_PIECES + 2 * pieces] = i
                     scratch[p, FACE_PIECES + 2 * pieces + 1] = j
                 pieces += 1
-            emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff,
+            emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, pnx, pny, pnz, pc, qnx, qny, qnz, qc, kb, keff,
                                    0.0, h, edge, SLIVER, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
             o += emitted
             n_out += emitted

@@ -21,7 +21,7 @@ from ..geometry.primitives import CONE, CYLINDER
 from ..sdf.layout import (BRICK, F_JUMP, F_ORIGIN, F_PRIMITIVE, F_VOXEL, I_BRICKS, I_FACES, I_MESH, I_PLANE_COUNT, I_PLANES,
                           I_PRIMITIVE, I_RES)
 
-from .face_bounds import faces_fit
+from .face_bounds import faces_fit, shape_plane  # noqa: F401 (shape_plane re-exported)
 from .pair_layout import (PF_R_AB, PF_T_AB, PF_R_WB, PF_T_WB, PF_KA, PF_KB, PF_MARGIN_A, PF_MARGIN_B, PF_GAP, PF_KEFF, PF_KNA, PF_KNB, PF_SLACK_A, PF_VOXEL_B, PF_ABS_ROWS, PF_SLACK_B, PF_COUNT, PI_SHAPE_A, PI_SHAPE_B, PI_SDF_A, PI_SDF_B, PI_ENV, PI_BRICK_LO, PI_BRICK_DIMS, PI_EXACT, PI_ROUTE, PI_COUNT, ROUTE_GRID, ROUTE_POLYTOPE, ROUTE_AXIAL, ROUTE_FACES, MAX_POLYTOPE_PLANES, PairView)  # noqa: F401 (re-exported)
 
 #: The axial route parametrises each piece of the patch as z = z0 + ρ·z1(θ) around the round
@@ -30,24 +30,6 @@ from .pair_layout import (PF_R_AB, PF_T_AB, PF_R_WB, PF_T_WB, PF_KA, PF_KB, PF_M
 AXIAL_SLOPE_MAX = 1000.0
 #: Relative size (of kr + kq) below which kr·∇φ_f − kq·∇b_j counts as zero along the axis or across it
 PARALLEL = 1e-9
-
-
-@device_fn(inline=True)
-def shape_plane(pair_f, p, sdf, s, side, k):
-    """Plane ``k`` of SDF ``s`` (a row of ``sdf.planes``) in B's frame: (nx, ny, nz, c) with its
-    signed distance n·x + c. ``side`` 0: the shape is A (seen through the pair transform), 1: B."""
-    row = sdf.params_i[s, I_PLANES] + k
-    nx = sdf.planes[row, 0]
-    ny = sdf.planes[row, 1]
-    nz = sdf.planes[row, 2]
-    c = sdf.planes[row, 3]
-    if side == 1:
-        return nx, ny, nz, c
-    # x_A = R_AB·x_B + t_AB: n·x_A + c = (R_ABᵀ n)·x_B + n·t_AB + c
-    return (pair_f[p, PF_R_AB] * nx + pair_f[p, PF_R_AB + 3] * ny + pair_f[p, PF_R_AB + 6] * nz,
-            pair_f[p, PF_R_AB + 1] * nx + pair_f[p, PF_R_AB + 4] * ny + pair_f[p, PF_R_AB + 7] * nz,
-            pair_f[p, PF_R_AB + 2] * nx + pair_f[p, PF_R_AB + 5] * ny + pair_f[p, PF_R_AB + 8] * nz,
-            nx * pair_f[p, PF_T_AB] + ny * pair_f[p, PF_T_AB + 1] + nz * pair_f[p, PF_T_AB + 2] + c)
 
 
 @device_fn(inline=True)
@@ -341,9 +323,15 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
             route = ROUTE_POLYTOPE
         elif round_a != round_b and axial_fits(pair_f, p, sdf, sa, sb, ka, kb, pair_f[p, PF_GAP]):
             route = ROUTE_AXIAL
-    # two convex meshes with face lists (exact meshes, no margins or gaps): a polygon per triangle pair
-    # when the overlap is shallow enough for the lists (counted here, nothing written: cap 0)
-    if (polygons and exact & 2 and sdf_pi[sa, I_FACES] >= 0 and sdf_pi[sb, I_FACES] >= 0
+    # a convex mesh with face lists (exact meshes) against another or against a shape of planes (exact
+    # primitives), no margins or gaps: a polygon per pair of triangles or planes when the overlap is
+    # shallow enough for the lists (counted here, nothing written: cap 0)
+    faces_a = sdf_pi[sa, I_FACES] >= 0
+    faces_b = sdf_pi[sb, I_FACES] >= 0
+    planes_a = 0 < na <= MAX_POLYTOPE_PLANES and not is_round(sdf, sa)
+    planes_b = 0 < nb <= MAX_POLYTOPE_PLANES and not is_round(sdf, sb)
+    if (polygons and exact & 2 and (faces_a or faces_b) and (faces_a or (planes_a and exact & 1))
+            and (faces_b or (planes_b and exact & 1))
             and shape_margin[a] == 0.0 and shape_margin[b] == 0.0 and pair_f[p, PF_GAP] == 0.0):
         if faces_fit(pair_f, p, sdf, sa, sb, pair_f, 0, 0)[0]:
             route = ROUTE_FACES

@@ -107,7 +107,9 @@ class HydroelasticPipeline:
                                       for s in range(n)], dtype=bool)
         self.polygons = bool(cfg.flat_polygons and cfg.interface == "continuous"
                              and ((cfg.exact_primitives and flat.sum() >= 1 and flat.sum() + round_.sum() >= 2)
-                                  or (cfg.exact_meshes and faced.sum() >= 2)))
+                                  or (cfg.exact_meshes and faced.sum() >= 2)
+                                  or (cfg.exact_meshes and cfg.exact_primitives and faced.sum() >= 1
+                                      and flat.sum() >= 1)))
         self.is_hydro = hydro
         self.sdf_view = model.sdf_pack.view(dev)
         box_lo = np.zeros((n, 3))

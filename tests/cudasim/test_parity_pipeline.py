@@ -131,9 +131,12 @@ def test_face_route_parity():
 
     ico = trimesh.creation.icosphere(subdivisions=1, radius=0.05)
     mesh = Mesh(np.asarray(ico.vertices), np.asarray(ico.faces))
-    m = shapes([mesh, mesh], stiffness=[1e9, 2e9], resolution=16)
-    poses = np.array([pose((0, 0, 0)), pose((0.004, 0.0, 0.097), (1, 1, 0), 0.3)])
+    # two convex meshes, and one on a box (a shape of planes)
+    m = shapes([Box((0.3, 0.3, 0.1)), mesh, mesh], stiffness=[2e9, 1e9, 2e9], resolution=16)
+    poses = np.array([pose((0, 0, -0.05)), pose((0, 0, 0.045), (0, 1, 0), 0.2),
+                      pose((0.004, 0.0, 0.142), (1, 1, 0), 0.3)])
     cfg = HydroelasticConfig(reduce_contacts=False, polygon_cells=1)
     cpu, sim = _collide_both(m, cfg, poses)
-    assert cpu.counts["polygon_triangles"] > 3 and cpu.counts["triangles"] == 0
+    assert len(cpu.pair_shape_a) == 2
+    assert cpu.counts["polygon_triangles"] > 6 and cpu.counts["triangles"] == 0
     _assert_tables_close(sim.patch, cpu.patch)
