@@ -168,6 +168,15 @@ def _block_edge(i0, i1):
 
 
 @device_fn(inline=True)
+def _edge_floor(b, corners, q, e):
+    """The smaller separation eA + eB (as stored) of the two points of edge e of voxel q of block b."""
+    i0 = _point_index(q, EDGE_CORNERS[e, 0])
+    i1 = _point_index(q, EDGE_CORNERS[e, 1])
+    return min(float(corners[b, i0]) + float(corners[b, BLOCK_POINTS + i0]),
+               float(corners[b, i1]) + float(corners[b, BLOCK_POINTS + i1]))
+
+
+@device_fn(inline=True)
 def _linear_crossing(b, corners, i0, i1):
     """The linear crossing of the interface on the block edge from point i0 to i1 (lower to upper),
     from the points' stored f: (t from i0, eA and eB interpolated there, f0, f1)."""
@@ -592,6 +601,22 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
     keff = pair_f[p, PF_KEFF]
     gap = pair_f[p, PF_GAP]
     exact = int64(corners[b, BLOCK_EXACT])
+    # where crossings are settled (costly exact evaluations), a triangle whose three edges' points
+    # all lie beyond the band by more than a crossing's separation can fall below theirs (the
+    # bounds of :func:`_sample_block`'s "beyond", per edge) is no contact: it is skipped before its
+    # crossings are settled (they stay unsettled until a triangle that needs them settles them,
+    # to the same values). ``floor``: that margin above the band (and the rim's rounding)
+    floor = math.inf
+    if exact & (CURVED_A | CURVED_B):
+        size = 0.0
+        for g in range(BLOCK_POINTS):
+            size = max(size, abs(float(corners[b, g])) + abs(float(corners[b, BLOCK_POINTS + g])))
+        if exact & CURVED_A:
+            reach = LIPSCHITZ_REACH * h
+        else:
+            gx, gy, gz, gap_b, curved_b = sdf_brick_slopes(sb, ox + h, oy + h, oz + h, sdf)
+            reach = 2.0 * gap_b
+        floor = max(gap, 0.0) + RIM_ROUNDING * h + ROUNDING * size + reach
     n = 0
     for q in range(8):
         case = 0
@@ -599,6 +624,10 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
             if corners[b, 2 * BLOCK_POINTS + _point_index(q, c)] < 0.0:
                 case |= 1 << c
         for t in range(TRI_COUNT[case]):
+            if (_edge_floor(b, corners, q, TRI_EDGES[case, 3 * t]) > floor
+                    and _edge_floor(b, corners, q, TRI_EDGES[case, 3 * t + 1]) > floor
+                    and _edge_floor(b, corners, q, TRI_EDGES[case, 3 * t + 2]) > floor):
+                continue  # beyond the band whatever its settled crossings (see above)
             x0, y0, z0, ea0, eb0 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t], corners, clamp, p, pairs, sdf, exact,
                                                 ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface)
             x1, y1, z1, ea1, eb1 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 1], corners, clamp, p, pairs, sdf,
