@@ -392,6 +392,51 @@ def test_a_ring_flat_on_a_box_within_half_a_percent_at_64():
     assert abs(got / ref - 1.0) < 0.005, (got, ref)
 
 
+def test_a_serial_call_takes_its_lower_neighbours_crossings_and_gives_the_two_pass_contacts():
+    # The CPU's serial call counts and writes the blocks in order, and a block whose crossings are
+    # settled takes those on its lower faces from the neighbour there that settled them
+    # (marching._shared_crossing); the two-pass call (stage timings: count, then scatter) settles
+    # every block's own. The contacts agree to the bit.
+    from hydro.contact.marching import BLOCK_EXACT, CURVED_A, CURVED_B, EDGE_CACHE, _block_edge, _lower_neighbours
+
+    v, f = ring_mesh(0.08, 0.05, 0.03)
+    m = shapes([Box((0.5, 0.5, 0.2)), Mesh(v, f, name="ring")], resolution=48, stiffness=K)
+    poses = np.array([pose((0, 0, -0.1)), pose((0.003, -0.002, -0.002), (1, 2, 0), 0.05)])
+    cfg = HydroelasticConfig(reduce_contacts=False)
+    serial = HydroelasticPipeline(m, cfg)
+    one = serial.collide(poses)
+    two = HydroelasticPipeline(m, cfg, stage_timings=True).collide(poses)
+    assert len(one.contacts) == len(two.contacts) > 500
+    for name in ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight"):
+        np.testing.assert_array_equal(getattr(one.contacts, name), getattr(two.contacts, name), err_msg=name)
+    # exercised: curved blocks have lower neighbours whose settled crossings they hold to the bit
+    ws = serial.workspace
+    corners = ws.block_corners.array
+    block_pair = ws.block_pair.array
+    block_ijk = ws.block_ijk.array
+    # the block's grid edges (i0, i1): its 27 points numbered x fastest, i1 the next along an axis
+    edges = [(i0, i0 + stride) for i0 in range(27) for stride in (1, 3, 9) if (i0 // stride) % 3 < 2]
+    with_neighbour = shared = 0
+    for b in range(one.counts["cells_2"]):
+        if not corners[b, BLOCK_EXACT] >= 0 or int(corners[b, BLOCK_EXACT]) & (CURVED_A | CURVED_B) == 0:
+            continue
+        near_x, near_y, near_z = _lower_neighbours(b, int(block_pair[b]), *(int(g) for g in block_ijk[b]), block_pair,
+                                                   block_ijk, corners)
+        for n, stride in ((near_x, 1), (near_y, 3), (near_z, 9)):
+            if n < 0:
+                continue
+            with_neighbour += 1
+            for i0, i1 in edges:  # those on the common face: points 0 along this axis, 2 in n
+                if (i0 // stride) % 3 or (i1 // stride) % 3:
+                    continue
+                mine = corners[b, EDGE_CACHE + 3 * _block_edge(i0, i1):][:3]
+                theirs = corners[n, EDGE_CACHE + 3 * _block_edge(i0 + 2 * stride, i1 + 2 * stride):][:3]
+                if not (np.isnan(mine[0]) or np.isnan(theirs[0])):  # (t, eA, eB); t NaN: not settled
+                    np.testing.assert_array_equal(mine, theirs)
+                    shared += 1
+    assert with_neighbour > 50 and shared > 20, (with_neighbour, shared)
+
+
 def test_a_subdivided_triangle_integrates_a_kinked_pressure_and_keeps_a_linear_one():
     from hydro.contact.contacts import (SUB_CUTS, SUB_POINTS, SUB_VALUES, sub_index, subdivided_triangle_contact,
                                         triangle_contact)

@@ -69,6 +69,9 @@ RIM_ROUNDING = 1e-7
 #: for exact distances; 0.25 more covers stored fields (an interpolant of distance samples, its
 #: coarse bricks within 0.05 voxel of it, quantized)
 LIPSCHITZ_REACH = 1.25
+#: Blocks looked back over for a block's lower neighbours (:func:`_lower_neighbours`): the blocks of
+#: one brick, which refinement writes together ((BRICK / 2)³ at most)
+SHARE_WINDOW = 64
 
 
 @device_fn(inline=True)
@@ -168,6 +171,15 @@ def _block_edge(i0, i1):
 
 
 @device_fn(inline=True)
+def _edge_floor(b, corners, q, e):
+    """The smaller separation eA + eB (as stored) of the two points of edge e of voxel q of block b."""
+    i0 = _point_index(q, EDGE_CORNERS[e, 0])
+    i1 = _point_index(q, EDGE_CORNERS[e, 1])
+    return min(float(corners[b, i0]) + float(corners[b, BLOCK_POINTS + i0]),
+               float(corners[b, i1]) + float(corners[b, BLOCK_POINTS + i1]))
+
+
+@device_fn(inline=True)
 def _linear_crossing(b, corners, i0, i1):
     """The linear crossing of the interface on the block edge from point i0 to i1 (lower to upper),
     from the points' stored f: (t from i0, eA and eB interpolated there, f0, f1)."""
@@ -199,12 +211,21 @@ def _cached_crossing(b, corners, slot, t, ea, eb):
 
 
 @device_fn(inline=False)
-def _settled_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, sdf, exact, ox, oy, oz, h, ma, mb,
-                      ka, kb, kna, knb, interface):
-    """The crossing on the block edge from point i0 to i1 where an exactly evaluated field may be
-    curved (``CURVED_A``/``CURVED_B`` bits of ``exact``): the linear crossing settled on the true
-    interface by one parabolic step (two evaluations), with eA, eB the fields' values there;
-    cached and returned as (t, eA, eB)."""
+def _settled_crossing(b, corners, i0, i1, slot, gx, gy, gz, dx, dy, dz, p, pairs, sdf, exact, h, ma, mb, ka, kb, kna,
+                      knb, interface):
+    """The crossing on the block edge from point i0 to i1, B's grid point (gx, gy, gz) to the next
+    along (dx, dy, dz), where an exactly evaluated field may be curved (``CURVED_A``/``CURVED_B``
+    bits of ``exact``): the linear crossing settled on the true interface by one parabolic step
+    (two evaluations), with eA, eB the fields' values there; cached and returned as (t, eA, eB).
+    The points evaluated are placed from the grid's origin (not the block's), so every block
+    that shares the edge and its points' values settles it to the same crossing, to the bit."""
+    sb = pairs.i[p, PI_SDF_B]
+    ox = sdf.params_f[sb, F_ORIGIN]
+    oy = sdf.params_f[sb, F_ORIGIN + 1]
+    oz = sdf.params_f[sb, F_ORIGIN + 2]
+    x0 = float(gx)
+    y0 = float(gy)
+    z0 = float(gz)
     t, ea, eb, f0, f1 = _linear_crossing(b, corners, i0, i1)
     if 0.0 < t < 1.0 and f1 != f0:
         # the fields at the linear root, then (unless it is on the interface) at the settled one:
@@ -230,13 +251,77 @@ def _settled_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs
 
 
 @device_fn(inline=True)
-def _edge_vertex(b, q, e, corners, clamp, p, pairs, sdf, exact, ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface):
-    """Crossing on edge e of voxel q of block b: (x, y, z in voxel units from the block's corner, eA, eB).
+def _shared_crossing(b, corners, i0, i1, slot, near_x, near_y, near_z):
+    """The settled crossing on the block edge from point i0 to i1, copied into the block's edge
+    cache at ``slot`` from a lower neighbour's (``near_x/y/z``: the blocks 2 voxels below along x,
+    y, z, −1: none; :func:`_lower_neighbours`) when the edge lies on their common face, that block
+    settled it and stored the same eA, eB and f at both points (so its crossing is the one this
+    block would settle: :func:`_settled_crossing`); its t, NaN when none."""
+    for axis in range(3):
+        if axis == 0:
+            n = near_x
+            step = 1
+        elif axis == 1:
+            n = near_y
+            step = BLOCK_SAMPLES
+        else:
+            n = near_z
+            step = BLOCK_SAMPLES * BLOCK_SAMPLES
+        if n < 0 or (i0 // step) % BLOCK_SAMPLES != 0 or (i1 // step) % BLOCK_SAMPLES != 0:
+            continue
+        j0 = i0 + (BLOCK_SAMPLES - 1) * step  # the same points, on the neighbour's upper face
+        j1 = i1 + (BLOCK_SAMPLES - 1) * step
+        same = True
+        for r in range(3):
+            if (corners[n, r * BLOCK_POINTS + j0] != corners[b, r * BLOCK_POINTS + i0]
+                    or corners[n, r * BLOCK_POINTS + j1] != corners[b, r * BLOCK_POINTS + i1]):
+                same = False
+        if not same:
+            continue
+        k = EDGE_CACHE + 3 * _block_edge(j0, j1)
+        t = corners[n, k]
+        if t == t:
+            corners[b, slot] = t
+            corners[b, slot + 1] = corners[n, k + 1]
+            corners[b, slot + 2] = corners[n, k + 2]
+            return float(t)
+    return math.nan
+
+
+@device_fn(inline=True)
+def _lower_neighbours(b, p, i, j, k, block_pair, block_ijk, corners):
+    """The blocks 2 voxels below block b (pair p, lowest sample (i, j, k)) along x, y and z among
+    the ``SHARE_WINDOW`` blocks before it, when they hold the surface and settle their crossings
+    (``CURVED_A``/``CURVED_B`` in their ``BLOCK_EXACT``, −1 there: they do not); −1: none. Only for
+    a pass over the blocks in order, where the blocks before b are done."""
+    near_x = near_y = near_z = -1
+    for c in range(b - 1, max(b - SHARE_WINDOW, 0) - 1, -1):
+        if block_pair[c] != p or not corners[c, BLOCK_EXACT] >= 0.0 \
+                or int64(corners[c, BLOCK_EXACT]) & (CURVED_A | CURVED_B) == 0:
+            continue
+        ci = block_ijk[c, 0]
+        cj = block_ijk[c, 1]
+        ck = block_ijk[c, 2]
+        if cj == j and ck == k and ci == i - 2:
+            near_x = c
+        elif ci == i and ck == k and cj == j - 2:
+            near_y = c
+        elif ci == i and cj == j and ck == k - 2:
+            near_z = c
+    return near_x, near_y, near_z
+
+
+@device_fn(inline=True)
+def _edge_vertex(b, q, e, corners, clamp, p, pairs, sdf, exact, i, j, k, h, ma, mb, ka, kb, kna, knb, interface,
+                 near_x, near_y, near_z):
+    """Crossing on edge e of voxel q of block b (lowest sample (i, j, k) of B's grid): (x, y, z in
+    voxel units from the block's corner, eA, eB).
 
     Found once per block edge (the linear crossing, or where an exact field may be curved the
-    settled one, :func:`_settled_crossing`), into the edge cache of the block's row, and read back
-    by every voxel and pass that meets the edge; the position is clamped to [c, 1 − c] of the
-    edge (the values stay those of the crossing)."""
+    settled one, :func:`_settled_crossing`, or the one a lower neighbour settled,
+    :func:`_shared_crossing`), into the edge cache of the block's row, and read back by every
+    voxel and pass that meets the edge; the position is clamped to [c, 1 − c] of the edge (the
+    values stay those of the crossing)."""
     c0 = EDGE_CORNERS[e, 0]
     c1 = EDGE_CORNERS[e, 1]
     i0 = _point_index(q, c0)
@@ -253,8 +338,13 @@ def _edge_vertex(b, q, e, corners, clamp, p, pairs, sdf, exact, ox, oy, oz, h, m
         ea = float(corners[b, slot + 1])
         eb = float(corners[b, slot + 2])
     elif exact & (CURVED_A | CURVED_B):
-        t, ea, eb = _settled_crossing(b, corners, i0, i1, slot, x0, y0, z0, dx, dy, dz, p, pairs, sdf, exact, ox, oy,
-                                      oz, h, ma, mb, ka, kb, kna, knb, interface)
+        t = _shared_crossing(b, corners, i0, i1, slot, near_x, near_y, near_z)
+        if t == t:
+            ea = float(corners[b, slot + 1])
+            eb = float(corners[b, slot + 2])
+        else:
+            t, ea, eb = _settled_crossing(b, corners, i0, i1, slot, i + x0, j + y0, k + z0, dx, dy, dz, p, pairs, sdf,
+                                          exact, h, ma, mb, ka, kb, kna, knb, interface)
     else:
         t, ea, eb, f0, f1 = _linear_crossing(b, corners, i0, i1)
         t, ea, eb = _cached_crossing(b, corners, slot, t, ea, eb)
@@ -491,8 +581,10 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         if sure_neg == BLOCK_POINTS or sure_pos == BLOCK_POINTS:
             # one sign at every point, as the exact field would give: no surface here, so no
             # value of the block is read again
+            corners[b, BLOCK_EXACT] = -1.0
             return sure_neg, False
         if s_grid - gap_a - LIPSCHITZ_REACH * h - ROUNDING * (size_grid + gap_a) > band:
+            corners[b, BLOCK_EXACT] = -1.0
             return sure_neg, True  # beyond the band whatever A's exact values (see below)
     n_neg = 0
     s_min = math.inf  # the smallest separation eA + eB of the points, and the largest |eA| + |eB|
@@ -529,6 +621,8 @@ def _sample_block(b, p, i, j, k, interface, pairs, sdf, corners):
         for e in range(BLOCK_EDGES):
             corners[b, EDGE_CACHE + 3 * e] = math.nan
         corners[b, BLOCK_EXACT] = exact
+    else:  # its edge cache is not this call's (:func:`_lower_neighbours` reads the mark)
+        corners[b, BLOCK_EXACT] = -1.0
     # B's exact field may bend between the points, by at most twice its brick's exact-to-stored gap
     # along a grid edge (where the stored field is linear); A's, along B's edges, by no known bound
     bend = 0.0
@@ -592,6 +686,28 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
     keff = pair_f[p, PF_KEFF]
     gap = pair_f[p, PF_GAP]
     exact = int64(corners[b, BLOCK_EXACT])
+    # where crossings are settled (costly exact evaluations), a triangle whose three edges' points
+    # all lie beyond the band by more than a crossing's separation can fall below theirs (the
+    # bounds of :func:`_sample_block`'s "beyond", per edge) is no contact: it is skipped before its
+    # crossings are settled (they stay unsettled until a triangle that needs them settles them,
+    # to the same values). ``floor``: that margin above the band (and the rim's rounding)
+    floor = math.inf
+    if exact & (CURVED_A | CURVED_B):
+        size = 0.0
+        for g in range(BLOCK_POINTS):
+            size = max(size, abs(float(corners[b, g])) + abs(float(corners[b, BLOCK_POINTS + g])))
+        if exact & CURVED_A:
+            reach = LIPSCHITZ_REACH * h
+        else:
+            gx, gy, gz, gap_b, curved_b = sdf_brick_slopes(sb, ox + h, oy + h, oz + h, sdf)
+            reach = 2.0 * gap_b
+        floor = max(gap, 0.0) + RIM_ROUNDING * h + ROUNDING * size + reach
+    # a pass over the blocks in order (the CPU's serial call) takes the crossings on a block's
+    # lower faces that the neighbour there settled before it (the same values: see
+    # :func:`_settled_crossing`); other passes settle their own
+    near_x = near_y = near_z = -1
+    if not write and capacity > 0 and exact & (CURVED_A | CURVED_B):
+        near_x, near_y, near_z = _lower_neighbours(b, p, i, j, k, block_pair, block_ijk, corners)
     n = 0
     for q in range(8):
         case = 0
@@ -599,12 +715,18 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
             if corners[b, 2 * BLOCK_POINTS + _point_index(q, c)] < 0.0:
                 case |= 1 << c
         for t in range(TRI_COUNT[case]):
+            if (_edge_floor(b, corners, q, TRI_EDGES[case, 3 * t]) > floor
+                    and _edge_floor(b, corners, q, TRI_EDGES[case, 3 * t + 1]) > floor
+                    and _edge_floor(b, corners, q, TRI_EDGES[case, 3 * t + 2]) > floor):
+                continue  # beyond the band whatever its settled crossings (see above)
             x0, y0, z0, ea0, eb0 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t], corners, clamp, p, pairs, sdf, exact,
-                                                ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface)
+                                                i, j, k, h, ma, mb, ka, kb, kna, knb, interface, near_x, near_y, near_z)
             x1, y1, z1, ea1, eb1 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 1], corners, clamp, p, pairs, sdf,
-                                                exact, ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface)
+                                                exact, i, j, k, h, ma, mb, ka, kb, kna, knb, interface, near_x, near_y,
+                                                near_z)
             x2, y2, z2, ea2, eb2 = _edge_vertex(b, q, TRI_EDGES[case, 3 * t + 2], corners, clamp, p, pairs, sdf,
-                                                exact, ox, oy, oz, h, ma, mb, ka, kb, kna, knb, interface)
+                                                exact, i, j, k, h, ma, mb, ka, kb, kna, knb, interface, near_x, near_y,
+                                                near_z)
             x0 = ox + x0 * h
             y0 = oy + y0 * h
             z0 = oz + z0 * h
