@@ -10,7 +10,7 @@ import math
 from ..backend import device_fn
 from ..sdf.layout import (F_FACE_REACH, I_FACE_COUNT, I_FACES, I_PLANE_COUNT, I_PLANES, MESH_TRI_BALL,
                           MESH_TRI_PLANE)
-from .pair_layout import PF_R_AB, PF_T_AB
+from .pair_layout import MAX_POLYTOPE_PLANES, PF_R_AB, PF_T_AB
 
 #: Triangles of each shape that may lie near the other (the scratch holds their ids); more: the grid
 MAX_FACE_CANDIDATES = 128
@@ -61,8 +61,10 @@ def shape_plane(pair_f, p, sdf, s, side, k):
 
 @device_fn(inline=True)
 def has_faces(sdf, s):
-    """Whether SDF ``s`` is a convex mesh with face lists (else, on the face route, a shape of planes)."""
-    return sdf.params_i[s, I_FACES] >= 0
+    """Whether SDF ``s`` is a convex mesh with face lists (else, on the face route, a shape of planes):
+    one of few planes (a convex hull's distinct planes, at most ``MAX_POLYTOPE_PLANES``) counts as
+    planes, which are fewer to clip than its triangles."""
+    return sdf.params_i[s, I_FACES] >= 0 and not (0 < sdf.params_i[s, I_PLANE_COUNT] <= MAX_POLYTOPE_PLANES)
 
 
 @device_fn(inline=True)

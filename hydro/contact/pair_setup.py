@@ -18,10 +18,10 @@ import math
 
 from ..backend import device_fn, kernel
 from ..geometry.primitives import CONE, CYLINDER
-from ..sdf.layout import (BRICK, F_JUMP, F_ORIGIN, F_PRIMITIVE, F_VOXEL, I_BRICKS, I_FACES, I_MESH, I_PLANE_COUNT, I_PLANES,
+from ..sdf.layout import (BRICK, F_JUMP, F_ORIGIN, F_PRIMITIVE, F_VOXEL, I_BRICKS, I_MESH, I_PLANE_COUNT, I_PLANES,
                           I_PRIMITIVE, I_RES)
 
-from .face_bounds import faces_fit, shape_plane  # noqa: F401 (shape_plane re-exported)
+from .face_bounds import faces_fit, has_faces, shape_plane  # noqa: F401 (shape_plane re-exported)
 from .pair_layout import (PF_R_AB, PF_T_AB, PF_R_WB, PF_T_WB, PF_KA, PF_KB, PF_MARGIN_A, PF_MARGIN_B, PF_GAP, PF_KEFF, PF_KNA, PF_KNB, PF_SLACK_A, PF_VOXEL_B, PF_ABS_ROWS, PF_SLACK_B, PF_COUNT, PI_SHAPE_A, PI_SHAPE_B, PI_SDF_A, PI_SDF_B, PI_ENV, PI_BRICK_LO, PI_BRICK_DIMS, PI_EXACT, PI_ROUTE, PI_COUNT, ROUTE_GRID, ROUTE_POLYTOPE, ROUTE_AXIAL, ROUTE_FACES, MAX_POLYTOPE_PLANES, PairView)  # noqa: F401 (re-exported)
 
 #: The axial route parametrises each piece of the patch as z = z0 + ρ·z1(θ) around the round
@@ -326,11 +326,12 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     # a convex mesh with face lists (exact meshes) against another or against a shape of planes (exact
     # primitives), no margins or gaps: a polygon per pair of triangles or planes when the overlap is
     # shallow enough for the lists (counted here, nothing written: cap 0)
-    faces_a = sdf_pi[sa, I_FACES] >= 0
-    faces_b = sdf_pi[sb, I_FACES] >= 0
-    planes_a = 0 < na <= MAX_POLYTOPE_PLANES and not is_round(sdf, sa)
-    planes_b = 0 < nb <= MAX_POLYTOPE_PLANES and not is_round(sdf, sb)
-    if (polygons and exact & 2 and (faces_a or faces_b) and (faces_a or (planes_a and exact & 1))
+    faces_a = has_faces(sdf, sa)
+    faces_b = has_faces(sdf, sb)
+    planes_a = not faces_a and 0 < na <= MAX_POLYTOPE_PLANES and not is_round(sdf, sa)
+    planes_b = not faces_b and 0 < nb <= MAX_POLYTOPE_PLANES and not is_round(sdf, sb)
+    if (route == ROUTE_GRID and polygons and exact & 2 and (faces_a or faces_b)
+            and (faces_a or (planes_a and exact & 1))
             and (faces_b or (planes_b and exact & 1))
             and shape_margin[a] == 0.0 and shape_margin[b] == 0.0 and pair_f[p, PF_GAP] == 0.0):
         if faces_fit(pair_f, p, sdf, sa, sb, pair_f, 0, 0)[0]:
