@@ -35,7 +35,6 @@ each lie near the other (:func:`faces_fit`); every other pair takes the grid.
 
 from __future__ import annotations
 
-import math
 
 from ..backend import device_fn
 from ..sdf.layout import I_FACE_START, I_FACES, I_PLANE_COUNT
@@ -43,7 +42,7 @@ from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
 from .face_bounds import (MAX_FACE_CANDIDATES, bounds_row, face_ball, face_corner, face_plane, faces_fit, has_faces,
                           shape_plane, side_plane)
 from .pair_layout import PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_SDF_A, PI_SDF_B
-from .polygon import MAX_POLYGON, canonical_start, clip, emit_polygon, polygon_area
+from .polygon import MAX_POLYGON, canonical_start, clip, emit_polygon, interface_square, polygon_area
 #: The scratch's first column of the candidate lists (after the two polygon rows)
 FACE_LISTS = 2 * 3 * MAX_POLYGON
 #: Pieces the count pass records for the write pass (more: the write pass searches again)
@@ -269,46 +268,18 @@ def _piece(pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
     faces_b = has_faces(sdf, sb)
     anx, any_, anz, ac = side_plane(pair_f, p, sdf, sa, 0, i)
     bnx, bny, bnz, bc = side_plane(pair_f, p, sdf, sb, 1, j)
-    # the interface plane kA·a_i − kB·b_j = 0, normal along increasing f (from A toward B)
-    nx = ka * anx - kb * bnx
-    ny = ka * any_ - kb * bny
-    nz = ka * anz - kb * bnz
-    c = ka * ac - kb * bc
-    nn = nx * nx + ny * ny + nz * nz
-    if nn <= 1e-18 * (ka + kb) * (ka + kb):  # parallel faces of equal pressure: no surface
-        return 0, 0, nx, ny, nz, anx, any_, anz, ac, bnx, bny, bnz, bc
-    inv = 1.0 / math.sqrt(nn)
-    ux, uy, uz = nx * inv, ny * inv, nz * inv
-    # a square on the plane about a triangle's ball centre projected onto it, holding the ball grown by
-    # its depth bound (the piece lies in it)
+    # the interface plane, and a square on it about a triangle's ball centre projected onto it,
+    # holding the ball grown by its depth bound (the piece lies in it)
     if faces_a:
-        cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 0, i)
-        ri += depth_a
+        cx, cy, cz, radius = face_ball(pair_f, p, sdf, 0, i)
+        radius += depth_a
     else:
-        cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 1, j)
-        ri += depth_b
-    dist = (nx * cix + ny * ciy + nz * ciz + c) * inv
-    ox = cix - dist * ux
-    oy = ciy - dist * uy
-    oz = ciz - dist * uz
-    if abs(ux) < 0.57735:
-        ex, ey, ez = 0.0, uz, -uy
-    elif abs(uy) < 0.57735:
-        ex, ey, ez = -uz, 0.0, ux
-    else:
-        ex, ey, ez = uy, -ux, 0.0
-    el = 1.0 / math.sqrt(ex * ex + ey * ey + ez * ez)
-    ex, ey, ez = ex * el, ey * el, ez * el
-    fx = uy * ez - uz * ey
-    fy = uz * ex - ux * ez
-    fz = ux * ey - uy * ex
-    half = SQUARE_SLACK * ri
-    for v in range(4):
-        su = half if (v == 1 or v == 2) else -half
-        sv = half if v >= 2 else -half
-        scratch[p, 3 * v] = ox + su * ex + sv * fx
-        scratch[p, 3 * v + 1] = oy + su * ey + sv * fy
-        scratch[p, 3 * v + 2] = oz + su * ez + sv * fz
+        cx, cy, cz, radius = face_ball(pair_f, p, sdf, 1, j)
+        radius += depth_b
+    ok, ux, uy, uz = interface_square(scratch, p, ka, kb, anx, any_, anz, ac, bnx, bny, bnz, bc, cx, cy, cz,
+                                      SQUARE_SLACK * radius)
+    if not ok:  # parallel faces of equal pressure: no surface
+        return 0, 0, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc
     row = 0
     n = 4
     if faces_a:  # within i's prism, no deeper than D_A below it

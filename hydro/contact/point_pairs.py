@@ -27,7 +27,7 @@ import math
 
 from ..backend import device_fn
 from ..geometry.primitives import BOX, CAPSULE, CONE, CYLINDER, ELLIPSOID, SPHERE
-from ..geometry.support import core_support_local, point_to_world, to_local, to_world
+from ..geometry.support import closest_segments, core_support_local, point_to_world, to_local, to_world
 from .gjk import GJK_SEPARATE, epa, gjk
 from .manifold import add_candidate, clip_features, reduce_candidates
 
@@ -191,36 +191,6 @@ def _segment(rot, pos, shapes, s):
 
 
 @device_fn(inline=False)
-def _closest_segments(p1x, p1y, p1z, q1x, q1y, q1z, p2x, p2y, p2z, q2x, q2y, q2z):
-    """Parameters (s, t) of the closest points of segments p1q1 and p2q2 (Ericson §5.1.9)."""
-    d1x, d1y, d1z = q1x - p1x, q1y - p1y, q1z - p1z
-    d2x, d2y, d2z = q2x - p2x, q2y - p2y, q2z - p2z
-    rx, ry, rz = p1x - p2x, p1y - p2y, p1z - p2z
-    a = d1x * d1x + d1y * d1y + d1z * d1z
-    e = d2x * d2x + d2y * d2y + d2z * d2z
-    f = d2x * rx + d2y * ry + d2z * rz
-    eps = 1e-30
-    if a <= eps and e <= eps:
-        return 0.0, 0.0
-    if a <= eps:
-        return 0.0, min(max(f / e, 0.0), 1.0)
-    c = d1x * rx + d1y * ry + d1z * rz
-    if e <= eps:
-        return min(max(-c / a, 0.0), 1.0), 0.0
-    b = d1x * d2x + d1y * d2y + d1z * d2z
-    denom = a * e - b * b
-    s = min(max((b * f - c * e) / denom, 0.0), 1.0) if denom > 1e-12 * a * e else 0.0
-    t = (b * s + f) / e
-    if t < 0.0:
-        t = 0.0
-        s = min(max(-c / a, 0.0), 1.0)
-    elif t > 1.0:
-        t = 1.0
-        s = min(max((b - c) / a, 0.0), 1.0)
-    return s, t
-
-
-@device_fn(inline=False)
 def _round_point(slot_f, slot, n, ax, ay, az, bx, by, bz, ra, rb, fx, fy, fz, margins, depth_max):
     """Emit the contact of core points a (of A) and b (of B); (fx, fy, fz) is the normal used
     when the points coincide."""
@@ -274,7 +244,7 @@ def round_contacts(a, b, shapes, rot, pos, depth_max, slot_f, slot):
                     n = _round_point(slot_f, slot, n, ax, ay, az, p2x + t * d2x, p2y + t * d2y, p2z + t * d2z, ra, rb,
                                      fx, fy, fz, margins, depth_max)
                 return n
-    s, t = _closest_segments(p1x, p1y, p1z, q1x, q1y, q1z, p2x, p2y, p2z, q2x, q2y, q2z)
+    s, t = closest_segments(p1x, p1y, p1z, q1x, q1y, q1z, p2x, p2y, p2z, q2x, q2y, q2z)
     return _round_point(slot_f, slot, 0, p1x + s * d1x, p1y + s * d1y, p1z + s * d1z, p2x + t * d2x, p2y + t * d2y,
                         p2z + t * d2z, ra, rb, fx, fy, fz, margins, depth_max)
 
@@ -367,7 +337,7 @@ def box_box_contacts(a, b, shapes, rot, pos, depth_max, buf, row, slot_f, slot):
             ex, ey, ez = -ex, -ey, -ez
         p1x, p1y, p1z, q1x, q1y, q1z = _box_edge(a, rot, pos, shapes, edge_i, ex, ey, ez)
         p2x, p2y, p2z, q2x, q2y, q2z = _box_edge(b, rot, pos, shapes, edge_j, -ex, -ey, -ez)
-        s, t = _closest_segments(p1x, p1y, p1z, q1x, q1y, q1z, p2x, p2y, p2z, q2x, q2y, q2z)
+        s, t = closest_segments(p1x, p1y, p1z, q1x, q1y, q1z, p2x, p2y, p2z, q2x, q2y, q2z)
         ax, ay, az = p1x + s * (q1x - p1x), p1y + s * (q1y - p1y), p1z + s * (q1z - p1z)
         bx, by, bz = p2x + t * (q2x - p2x), p2y + t * (q2y - p2y), p2z + t * (q2z - p2z)
         write_slot(slot_f, slot, 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz), ex, ey, ez, best_edge - margins)

@@ -55,6 +55,45 @@ def clip_polygon(scratch, p, src, n, dst, nx, ny, nz, c):
     return m
 
 
+@device_fn(inline=False)
+def interface_square(scratch, p, ka, kb, anx, any_, anz, ac, bnx, bny, bnz, bc, qx, qy, qz, half):
+    """The interface plane kA·a − kB·b = 0 of the planes a = (an, ac) of A and b = (bn, bc) of B
+    (n·x + c each), and a square on it of half edge ``half`` about q projected onto it, in row 0
+    of ``scratch[p]``: (False when the planes are parallel with equal pressure: no surface, its
+    unit normal along increasing kA·a − kB·b, from A toward B)."""
+    nx = ka * anx - kb * bnx
+    ny = ka * any_ - kb * bny
+    nz = ka * anz - kb * bnz
+    c = ka * ac - kb * bc
+    nn = nx * nx + ny * ny + nz * nz
+    if nn <= 1e-18 * (ka + kb) * (ka + kb):
+        return False, nx, ny, nz
+    inv = 1.0 / math.sqrt(nn)
+    ux, uy, uz = nx * inv, ny * inv, nz * inv
+    dist = (nx * qx + ny * qy + nz * qz + c) * inv
+    ox = qx - dist * ux
+    oy = qy - dist * uy
+    oz = qz - dist * uz
+    if abs(ux) < 0.57735:
+        ex, ey, ez = 0.0, uz, -uy
+    elif abs(uy) < 0.57735:
+        ex, ey, ez = -uz, 0.0, ux
+    else:
+        ex, ey, ez = uy, -ux, 0.0
+    el = 1.0 / math.sqrt(ex * ex + ey * ey + ez * ez)
+    ex, ey, ez = ex * el, ey * el, ez * el
+    fx = uy * ez - uz * ey
+    fy = uz * ex - ux * ez
+    fz = ux * ey - uy * ex
+    for v in range(4):
+        su = half if (v == 1 or v == 2) else -half
+        sv = half if v >= 2 else -half
+        scratch[p, 3 * v] = ox + su * ex + sv * fx
+        scratch[p, 3 * v + 1] = oy + su * ey + sv * fy
+        scratch[p, 3 * v + 2] = oz + su * ez + sv * fz
+    return True, ux, uy, uz
+
+
 @device_fn(inline=True)
 def clip(scratch, p, row, n, nx, ny, nz, c):
     """Clip the convex polygon of ``n`` vertices in row ``row`` of ``scratch[p]`` to the half space

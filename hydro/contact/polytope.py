@@ -36,12 +36,11 @@ a polygon has at most 4 + one vertex per clipping plane, so it always fits.
 
 from __future__ import annotations
 
-import math
 
 from ..backend import device_fn, kernel, lower_bound
 from ..sdf.layout import I_PLANE_COUNT
 from .contacts import DEGENERATE_AREA
-from .polygon import MAX_POLYGON, clip_polygon, emit_polygon
+from .polygon import MAX_POLYGON, clip_polygon, emit_polygon, interface_square
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ROUTE, PI_SDF_A,
                          PI_SDF_B, ROUTE_AXIAL, ROUTE_FACES, ROUTE_POLYTOPE, overlap_box, possible_planes, shape_box, shape_plane)
 from .axial import AXIAL_SCRATCH, axial_contacts
@@ -70,39 +69,11 @@ def _face_polygon(pair_f, p, sdf, sa, sb, i, j, ka, kb, gap, reach, scratch):
     plane normal, and the two planes), count 0 when the faces share no piece of the patch."""
     anx, any_, anz, ac = shape_plane(pair_f, p, sdf, sa, 0, i)
     bnx, bny, bnz, bc = shape_plane(pair_f, p, sdf, sb, 1, j)
-    # the interface plane kA·a_i − kB·b_j = 0, normal along increasing f (from A toward B)
-    nx = ka * anx - kb * bnx
-    ny = ka * any_ - kb * bny
-    nz = ka * anz - kb * bnz
-    c = ka * ac - kb * bc
-    nn = nx * nx + ny * ny + nz * nz
-    if nn <= 1e-18 * (ka + kb) * (ka + kb):  # parallel faces of equal pressure: no surface
-        return 0, 0, nx, ny, nz, anx, any_, anz, ac, bnx, bny, bnz, bc
-    inv = 1.0 / math.sqrt(nn)
-    ux, uy, uz = nx * inv, ny * inv, nz * inv
-    # a square on the plane around B's box's centre projected onto it, large enough to hold the piece
+    # the interface plane and a square on it about B's box's centre, large enough to hold the piece
     qx, qy, qz, hx, hy, hz = shape_box(pair_f, p, sdf, sb, 1)
-    dist = (nx * qx + ny * qy + nz * qz + c) * inv
-    ox = qx - dist * ux
-    oy = qy - dist * uy
-    oz = qz - dist * uz
-    if abs(ux) < 0.57735:
-        ex, ey, ez = 0.0, uz, -uy
-    elif abs(uy) < 0.57735:
-        ex, ey, ez = -uz, 0.0, ux
-    else:
-        ex, ey, ez = uy, -ux, 0.0
-    el = 1.0 / math.sqrt(ex * ex + ey * ey + ez * ez)
-    ex, ey, ez = ex * el, ey * el, ez * el
-    fx = uy * ez - uz * ey
-    fy = uz * ex - ux * ez
-    fz = ux * ey - uy * ex
-    for v in range(4):
-        su = reach if (v == 1 or v == 2) else -reach
-        sv = reach if v >= 2 else -reach
-        scratch[p, 3 * v] = ox + su * ex + sv * fx
-        scratch[p, 3 * v + 1] = oy + su * ey + sv * fy
-        scratch[p, 3 * v + 2] = oz + su * ez + sv * fz
+    ok, ux, uy, uz = interface_square(scratch, p, ka, kb, anx, any_, anz, ac, bnx, bny, bnz, bc, qx, qy, qz, reach)
+    if not ok:  # parallel faces of equal pressure: no surface
+        return 0, 0, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc
     n = 4
     row = 0
     # face i is A's largest plane: a_k − a_i <= 0 for every other face k; likewise j for B

@@ -493,3 +493,33 @@ def pack_shapes(geometries):
 __all__ = ["ShapeView", "RIM_POINTS", "FEATURE_MAX", "core_support", "core_support_local", "core_feature",
            "convex_phi", "to_local", "to_world", "point_to_world", "point_to_local", "pack_shapes",
            "surface_samples", "shape_radius", "bounding_radius"]
+
+
+@device_fn(inline=False)
+def closest_segments(p1x, p1y, p1z, q1x, q1y, q1z, p2x, p2y, p2z, q2x, q2y, q2z):
+    """Parameters (s, t) of the closest points of segments p1q1 and p2q2 (Ericson §5.1.9)."""
+    d1x, d1y, d1z = q1x - p1x, q1y - p1y, q1z - p1z
+    d2x, d2y, d2z = q2x - p2x, q2y - p2y, q2z - p2z
+    rx, ry, rz = p1x - p2x, p1y - p2y, p1z - p2z
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
+    eps = 1e-30
+    if a <= eps and e <= eps:
+        return 0.0, 0.0
+    if a <= eps:
+        return 0.0, min(max(f / e, 0.0), 1.0)
+    c = d1x * rx + d1y * ry + d1z * rz
+    if e <= eps:
+        return min(max(-c / a, 0.0), 1.0), 0.0
+    b = d1x * d2x + d1y * d2y + d1z * d2z
+    denom = a * e - b * b
+    s = min(max((b * f - c * e) / denom, 0.0), 1.0) if denom > 1e-12 * a * e else 0.0
+    t = (b * s + f) / e
+    if t < 0.0:
+        t = 0.0
+        s = min(max(-c / a, 0.0), 1.0)
+    elif t > 1.0:
+        t = 1.0
+        s = min(max((b - c) / a, 0.0), 1.0)
+    return s, t

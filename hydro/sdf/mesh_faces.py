@@ -30,6 +30,7 @@ import numpy as np
 
 from ..backend import cpu_jit
 from ..geometry.mesh_distance import _closest_on_triangle
+from ..geometry.support import closest_segments
 from .layout import MESH_TRI_BALL, MESH_TRI_PLANE
 
 #: Depth (× the shape's voxel) the neighbour lists hold for, at most (less where lists of
@@ -94,38 +95,11 @@ def is_convex(vertices, faces, tolerance=CONVEX_TOLERANCE) -> bool:
 
 @cpu_jit
 def _segment_gap(px, py, pz, qx, qy, qz, rx, ry, rz, sx, sy, sz):
-    """The distance between segments pq and rs (clamped closest points; Ericson, §5.1.9)."""
-    d1x, d1y, d1z = qx - px, qy - py, qz - pz
-    d2x, d2y, d2z = sx - rx, sy - ry, sz - rz
-    wx, wy, wz = px - rx, py - ry, pz - rz
-    a = d1x * d1x + d1y * d1y + d1z * d1z
-    e = d2x * d2x + d2y * d2y + d2z * d2z
-    f = d2x * wx + d2y * wy + d2z * wz
-    s = 0.0
-    t = 0.0
-    if a <= 1e-300 and e <= 1e-300:
-        pass
-    elif a <= 1e-300:
-        t = min(max(f / e, 0.0), 1.0)
-    else:
-        c = d1x * wx + d1y * wy + d1z * wz
-        if e <= 1e-300:
-            s = min(max(-c / a, 0.0), 1.0)
-        else:
-            b = d1x * d2x + d1y * d2y + d1z * d2z
-            denom = a * e - b * b
-            if denom > 0.0:
-                s = min(max((b * f - c * e) / denom, 0.0), 1.0)
-            t = (b * s + f) / e
-            if t < 0.0:
-                t = 0.0
-                s = min(max(-c / a, 0.0), 1.0)
-            elif t > 1.0:
-                t = 1.0
-                s = min(max((b - c) / a, 0.0), 1.0)
-    dx = px + s * d1x - (rx + t * d2x)
-    dy = py + s * d1y - (ry + t * d2y)
-    dz = pz + s * d1z - (rz + t * d2z)
+    """The distance between segments pq and rs."""
+    s, t = closest_segments(px, py, pz, qx, qy, qz, rx, ry, rz, sx, sy, sz)
+    dx = px + s * (qx - px) - (rx + t * (sx - rx))
+    dy = py + s * (qy - py) - (ry + t * (sy - ry))
+    dz = pz + s * (qz - pz) - (rz + t * (sz - rz))
     return np.sqrt(dx * dx + dy * dy + dz * dz)
 
 
