@@ -104,25 +104,34 @@ def test_two_icospheres_match_the_quadrature_and_marching_cubes(rotated):
     assert np.all(c.depth <= 1e-6) and np.all(np.isfinite(c.point))
 
 
-def test_a_box_as_a_triangle_mesh_is_the_box_as_a_convex_mesh():
-    # the same tilted cube pair through the face route (triangle meshes: 12 triangles, 2 per face)
-    # and through the polytope route (convex meshes: 6 planes): one exact answer
-    box = trimesh.creation.box((0.1, 0.1, 0.1))
-    v, f = np.asarray(box.vertices, float), np.asarray(box.faces, np.int64)
-    tilt = Rotation.from_rotvec(0.1 * np.array([1.0, 0.4, 0.0]) / np.hypot(1.0, 0.4))
-    below = 0.05 * np.abs(tilt.as_matrix()[2]).sum()  # how far the tilted cube reaches below its centre
-    poses = np.array([pose((0, 0, 0)), np.r_[0.004, -0.003, 0.05 + below - 0.003, tilt.as_quat()]])
-    tri = shapes([Mesh(v, f), Mesh(v, f)], resolution=32)
-    hull = shapes([ConvexMesh.from_points(v), ConvexMesh.from_points(v)], resolution=32)
+def assert_as_the_polytope_route(tri, hull, poses):
+    """The triangle-mesh model ``tri`` (face route) gives the convex-mesh model ``hull``'s contacts
+    (polytope route: float64 planes) to the float32 rounding of the triangle table."""
     got = HydroelasticPipeline(tri, NO_REDUCE).collide(poses)
     want = HydroelasticPipeline(hull, NO_REDUCE).collide(poses)
     assert got.counts["polygon_triangles"] > 0 and got.counts["candidate_bricks"] == 0
     (force, torque, area), (w_force, w_torque, w_area) = totals(got), totals(want)
     assert abs(w_force[2]) > 10.0
-    # float32 planes and corners of the triangle table against the convex mesh's float64 planes
     np.testing.assert_allclose(force, w_force, rtol=0, atol=1e-5 * abs(w_force[2]))
     np.testing.assert_allclose(torque, w_torque, rtol=0, atol=1e-5 * abs(w_force[2]) * 0.1)
     assert abs(area / w_area - 1.0) < 1e-5
+
+
+def tilted_cube(angle, axis):
+    """A 0.1 m cube's triangle mesh, and a tilt with how far the tilted cube reaches below its centre."""
+    cube = trimesh.creation.box((0.1, 0.1, 0.1))
+    tilt = Rotation.from_rotvec(angle * np.asarray(axis, float) / np.linalg.norm(axis))
+    return (np.asarray(cube.vertices, float), np.asarray(cube.faces, np.int64), tilt,
+            0.05 * np.abs(tilt.as_matrix()[2]).sum())
+
+
+def test_a_box_as_a_triangle_mesh_is_the_box_as_a_convex_mesh():
+    # the same tilted cube pair through the face route (triangle meshes: 12 triangles, 2 per face)
+    # and through the polytope route (convex meshes: 6 planes): one exact answer
+    v, f, tilt, below = tilted_cube(0.1, (1.0, 0.4, 0.0))
+    poses = np.array([pose((0, 0, 0)), np.r_[0.004, -0.003, 0.05 + below - 0.003, tilt.as_quat()]])
+    assert_as_the_polytope_route(shapes([Mesh(v, f), Mesh(v, f)], resolution=32),
+                                 shapes([ConvexMesh.from_points(v), ConvexMesh.from_points(v)], resolution=32), poses)
 
 
 def test_apart_nothing_and_deep_the_grid():
@@ -146,22 +155,12 @@ def test_a_cube_mesh_on_a_box_is_the_convex_cube_on_the_box(box_size):
     # small one, under the tilted cube's lower part)
     from hydro.geometry import Box
 
-    cube = trimesh.creation.box((0.1, 0.1, 0.1))
-    v, f = np.asarray(cube.vertices, float), np.asarray(cube.faces, np.int64)
-    tilt = Rotation.from_rotvec(0.03 * np.array([0.3, 1.0, 0.0]) / np.hypot(0.3, 1.0))
-    below = 0.05 * np.abs(tilt.as_matrix()[2]).sum()
+    v, f, tilt, below = tilted_cube(0.03, (0.3, 1.0, 0.0))
     poses = np.array([pose((0, 0, -box_size / 2)), np.r_[-0.02, 0.005, below - 0.003, tilt.as_quat()]])
     ground = Box((box_size, box_size, box_size))
-    tri = shapes([ground, Mesh(v, f)], resolution=32, stiffness=[2e9, 1e9])
-    hull = shapes([ground, ConvexMesh.from_points(v)], resolution=32, stiffness=[2e9, 1e9])
-    got = HydroelasticPipeline(tri, NO_REDUCE).collide(poses)
-    want = HydroelasticPipeline(hull, NO_REDUCE).collide(poses)
-    assert got.counts["polygon_triangles"] > 0 and got.counts["candidate_bricks"] == 0
-    (force, torque, area), (w_force, w_torque, w_area) = totals(got), totals(want)
-    assert abs(w_force[2]) > 10.0
-    np.testing.assert_allclose(force, w_force, rtol=0, atol=1e-5 * abs(w_force[2]))
-    np.testing.assert_allclose(torque, w_torque, rtol=0, atol=1e-5 * abs(w_force[2]) * 0.1)
-    assert abs(area / w_area - 1.0) < 1e-5
+    assert_as_the_polytope_route(shapes([ground, Mesh(v, f)], resolution=32, stiffness=[2e9, 1e9]),
+                                 shapes([ground, ConvexMesh.from_points(v)], resolution=32, stiffness=[2e9, 1e9]),
+                                 poses)
 
 
 def test_an_icosphere_on_a_box_agrees_with_marching_cubes():

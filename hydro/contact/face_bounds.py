@@ -17,20 +17,6 @@ MAX_FACE_CANDIDATES = 128
 
 
 @device_fn(inline=True)
-def _to_b(pair_f, p, side, x, y, z):
-    """A point of shape ``side`` (0: A, seen through the pair's transform; 1: B) in B's frame."""
-    if side == 1:
-        return x, y, z
-    dx = x - pair_f[p, PF_T_AB]
-    dy = y - pair_f[p, PF_T_AB + 1]
-    dz = z - pair_f[p, PF_T_AB + 2]
-    r = PF_R_AB
-    return (pair_f[p, r] * dx + pair_f[p, r + 3] * dy + pair_f[p, r + 6] * dz,
-            pair_f[p, r + 1] * dx + pair_f[p, r + 4] * dy + pair_f[p, r + 7] * dz,
-            pair_f[p, r + 2] * dx + pair_f[p, r + 5] * dy + pair_f[p, r + 8] * dz)
-
-
-@device_fn(inline=True)
 def _dir_to_b(pair_f, p, side, x, y, z):
     """A direction of shape ``side`` in B's frame."""
     if side == 1:
@@ -39,6 +25,14 @@ def _dir_to_b(pair_f, p, side, x, y, z):
     return (pair_f[p, r] * x + pair_f[p, r + 3] * y + pair_f[p, r + 6] * z,
             pair_f[p, r + 1] * x + pair_f[p, r + 4] * y + pair_f[p, r + 7] * z,
             pair_f[p, r + 2] * x + pair_f[p, r + 5] * y + pair_f[p, r + 8] * z)
+
+
+@device_fn(inline=True)
+def _to_b(pair_f, p, side, x, y, z):
+    """A point of shape ``side`` (0: A, seen through the pair's transform; 1: B) in B's frame."""
+    if side == 1:
+        return x, y, z
+    return _dir_to_b(pair_f, p, 0, x - pair_f[p, PF_T_AB], y - pair_f[p, PF_T_AB + 1], z - pair_f[p, PF_T_AB + 2])
 
 
 @device_fn(inline=True)
@@ -107,17 +101,6 @@ def face_corner(pair_f, p, sdf, side, t, k):
 
 
 @device_fn(inline=True)
-def _to_local(pair_f, p, side, x, y, z):
-    """A B-frame point in shape ``side``'s own frame."""
-    if side == 1:
-        return x, y, z
-    r = PF_R_AB
-    return (pair_f[p, r] * x + pair_f[p, r + 1] * y + pair_f[p, r + 2] * z + pair_f[p, PF_T_AB],
-            pair_f[p, r + 3] * x + pair_f[p, r + 4] * y + pair_f[p, r + 5] * z + pair_f[p, PF_T_AB + 1],
-            pair_f[p, r + 6] * x + pair_f[p, r + 7] * y + pair_f[p, r + 8] * z + pair_f[p, PF_T_AB + 2])
-
-
-@device_fn(inline=True)
 def _dir_to_local(pair_f, p, side, x, y, z):
     """A B-frame direction in shape ``side``'s own frame."""
     if side == 1:
@@ -126,6 +109,25 @@ def _dir_to_local(pair_f, p, side, x, y, z):
     return (pair_f[p, r] * x + pair_f[p, r + 1] * y + pair_f[p, r + 2] * z,
             pair_f[p, r + 3] * x + pair_f[p, r + 4] * y + pair_f[p, r + 5] * z,
             pair_f[p, r + 6] * x + pair_f[p, r + 7] * y + pair_f[p, r + 8] * z)
+
+
+@device_fn(inline=True)
+def _to_local(pair_f, p, side, x, y, z):
+    """A B-frame point in shape ``side``'s own frame."""
+    if side == 1:
+        return x, y, z
+    lx, ly, lz = _dir_to_local(pair_f, p, 0, x, y, z)
+    return lx + pair_f[p, PF_T_AB], ly + pair_f[p, PF_T_AB + 1], lz + pair_f[p, PF_T_AB + 2]
+
+
+@device_fn(inline=True)
+def cut_edge(sdf, sa, sb, cells):
+    """The edge polygons are cut to (:func:`~.polygon.emit_polygon`): the smaller shape's shortest
+    local box edge over ``cells``."""
+    ra = bounds_row(sdf, sa) + 1
+    rb = bounds_row(sdf, sb) + 1
+    return 2.0 * min(min(sdf.planes[ra, 0], min(sdf.planes[ra, 1], sdf.planes[ra, 2])),
+                     min(sdf.planes[rb, 0], min(sdf.planes[rb, 1], sdf.planes[rb, 2]))) / cells
 
 
 @device_fn(inline=True)

@@ -39,7 +39,7 @@ from __future__ import annotations
 from ..backend import device_fn
 from ..sdf.layout import I_FACE_START, I_FACES, I_PLANE_COUNT
 from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
-from .face_bounds import (MAX_FACE_CANDIDATES, bounds_row, face_ball, face_corner, face_plane, faces_fit, has_faces,
+from .face_bounds import (MAX_FACE_CANDIDATES, cut_edge, face_ball, face_corner, face_plane, faces_fit, has_faces,
                           shape_plane, side_plane)
 from .pair_layout import PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_SDF_A, PI_SDF_B
 from .polygon import MAX_POLYGON, canonical_start, clip, emit_polygon, interface_square, polygon_area
@@ -313,11 +313,7 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
     kb = pair_f[p, PF_KB]
     keff = pair_f[p, PF_KEFF]
     h = pair_f[p, PF_VOXEL_B]
-    # the cut: the smaller shape's shortest box edge over ``cells``, as the polytope route's
-    row_a = bounds_row(sdf, sa) + 1
-    row_b = bounds_row(sdf, sb) + 1
-    edge = 2.0 * min(min(sdf.planes[row_a, 0], min(sdf.planes[row_a, 1], sdf.planes[row_a, 2])),
-                     min(sdf.planes[row_b, 0], min(sdf.planes[row_b, 1], sdf.planes[row_b, 2]))) / cells
+    edge = cut_edge(sdf, sa, sb, cells)
     n_out = 0
     if write and scratch[p, FACE_META] <= MAX_FACE_PIECES:  # the count pass's pieces
         depth_a = scratch[p, FACE_META + 1]

@@ -44,6 +44,7 @@ from .polygon import MAX_POLYGON, clip_polygon, emit_polygon, interface_square
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_ROUTE, PI_SDF_A,
                          PI_SDF_B, ROUTE_AXIAL, ROUTE_FACES, ROUTE_POLYTOPE, overlap_box, possible_planes, shape_box, shape_plane)
 from .axial import AXIAL_SCRATCH, axial_contacts
+from .face_bounds import cut_edge
 from .faces import FACE_SCRATCH, face_contacts
 
 POLYGON_SCRATCH = max(2 * 3 * MAX_POLYGON, AXIAL_SCRATCH, FACE_SCRATCH)  # two ping-pong rows of (x, y, z)
@@ -132,11 +133,10 @@ def _polytope_item(p, write, pairs, sdf, scratch, cells, block_pair, block_count
     # half the square's edge: on the plane kB·b_j and kA·a_i agree in sign, so s <= gap puts the
     # piece inside B (in its bounding box) grown by the gap, within twice the box's half-extents' L1
     # norm of the point where the square is centred (the box's centre projected on the plane)
-    ax_, ay_, az_, ahx, ahy, ahz = shape_box(pair_f, p, sdf, sa, 1)  # A's own half extents (unrotated)
     bx_, by_, bz_, bhx, bhy, bhz = shape_box(pair_f, p, sdf, sb, 1)
     reach = 6.0 * gap + 2.0 * (bhx + bhy + bhz)
     # the cut: the smaller shape's shortest box edge over ``cells``
-    edge = 2.0 * min(min(ahx, min(ahy, ahz)), min(bhx, min(bhy, bhz))) / cells
+    edge = cut_edge(sdf, sa, sb, cells)
     o = 0
     if write:
         o = offsets[p] + block_offsets[lower_bound(block_pair, block_count, p + 1)]
