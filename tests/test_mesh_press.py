@@ -30,10 +30,11 @@ SHA256 = {  # copied byte for byte (tests/data/meshes/README.md)
 }
 
 
-def _press(mesh, depth, sdf=None):
+def _press(mesh, depth, sdf=None, polygons=True):
     """(force on the mesh along +z, warnings of the build and the first collide, the mesh's voxel):
     the mesh's lowest point ``depth`` into a static box (top face z = 0, k_box = 1000 k), every
-    setting at its default (``sdf`` None) but the contact reduction (off: the patch's own force)."""
+    setting at its default (``sdf`` None) but the contact reduction (off: the patch's own force)
+    and, with ``polygons`` False, the exact polygon routes (a convex mesh then takes marching cubes)."""
     lo, hi = mesh.local_aabb()
     b = ModelBuilder()
     b.add_shape("/World/Box", Box((0.5, 0.5, 0.2)), local_pose=[0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), -0.1,
@@ -43,7 +44,7 @@ def _press(mesh, depth, sdf=None):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = b.finalize()
-        pipe = HydroelasticPipeline(model, HydroelasticConfig(reduce_contacts=False))
+        pipe = HydroelasticPipeline(model, HydroelasticConfig(reduce_contacts=False, flat_polygons=polygons))
         c = pipe.collide(model.shape_world_poses(model.state())).contacts
     on_mesh = np.where(np.asarray(c.shape_b) == 1, 1.0, -1.0)  # the force on B along +normal
     fz = float((c.force_vectors()[:, 2] * on_mesh).sum())
@@ -105,17 +106,20 @@ def test_shallow_flat_foot_warns_and_the_resolution_it_names_carries_the_patch()
     form. The pressure near the bottom face is k·min(d, distance to the nearest wall), so
     F = k·∫₀ᵈ (L − 2t)² dt = k·(L²d − 2Ld² + 4d³/3) (the interface lies 1e-3 of the pressure below
     the face: that much lower). The suggestion used to aim at 0.45 voxel deep, where a flat foot
-    is still 3.5 % low; it aims at one voxel now."""
+    is still 3.5 % low; it aims at one voxel now. The foot is convex: by default it takes the face
+    route (exact polygons, no warning); marching cubes is what a non-convex foot takes."""
     side, height, depth = 0.04, 0.013, 3e-4
     foot = trimesh.creation.box((side, side, height))
     mesh = Mesh(foot.vertices, foot.faces, name="foot")
     ref = K * (side**2 * depth - 2 * side * depth**2 + 4 * depth**3 / 3)
     force, caught, h = _press(mesh, depth, SDFSettings(max_resolution=16))
+    assert abs(force / ref - 1.0) <= 2e-3 and not any("voxels deep" in m for m in caught), (force, ref)
+    force, caught, h = _press(mesh, depth, SDFSettings(max_resolution=16), polygons=False)
     shallow = [m for m in caught if "voxels deep" in m]
     assert len(shallow) == 1 and depth < 0.15 * h
     named = int(re.search(r"newton:sdfMaxResolution (\d+)", shallow[0]).group(1))
     assert abs(force / ref - 1.0) > 0.01  # missed: and warned
-    force, caught, h = _press(mesh, depth, SDFSettings(max_resolution=named))
+    force, caught, h = _press(mesh, depth, SDFSettings(max_resolution=named), polygons=False)
     assert depth >= 0.9 * h  # about one voxel deep
     assert abs(force / ref - 1.0) <= 0.01, (force, ref)
     assert not any("voxels deep" in m for m in caught)

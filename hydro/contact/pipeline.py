@@ -34,7 +34,7 @@ from .cpu_driver import (GROW, S_BLOCKS, S_BRICKS, S_CELLS4, S_CELLS8, S_CODE, S
 from .deep_overlap import DeepOverlap, shape_size_findings, warn_findings
 from .interface import interface_code
 from .marching import MARCHING_CUBES
-from .pair_setup import PAIR_SETUP, PI_COUNT, PairView
+from .pair_setup import PAIR_SETUP, PI_COUNT, PI_ROUTE, PairView
 from .polytope import POLYTOPE_CONTACTS
 from .reduction import reduce_on_device
 from .refine import REFINE_BRICKS, REFINE_CHILDREN
@@ -105,6 +105,7 @@ class HydroelasticPipeline:
         # convex meshes with face lists (hydro.sdf.mesh_faces): the face route, pairs of them
         faced = no_margin & np.array([sdf[s] >= 0 and model.sdfs[sdf[s]].convex_faces is not None
                                       for s in range(n)], dtype=bool)
+        self._routes = np.zeros(0, np.int32)  # the last call's pairs' routes (PI_ROUTE)
         self.polygons = bool(cfg.flat_polygons and cfg.interface == "continuous"
                              and ((cfg.exact_primitives and flat.sum() >= 1 and flat.sum() + round_.sum() >= 2)
                                   or (cfg.exact_meshes and faced.sum() >= 2)
@@ -221,7 +222,8 @@ class HydroelasticPipeline:
         if self.deep_overlap is not None:
             with call.stage("deep_overlap"):
                 self._add_deep_overlap(poses, results, call.counts, stacklevel=5)
-        self.resolution.check(self.calls, results["contacts"], results["pair_shape_a"], results["pair_shape_b"])
+        self.resolution.check(self.calls, results["contacts"], results["pair_shape_a"], results["pair_shape_b"],
+                                  self._routes)
         call.handle_overflow(self.config.overflow)
         return CollisionResult(**results, overflow=call.overflow, timings_ms=call.timings_ms, counts=call.counts)
 
@@ -268,7 +270,8 @@ class HydroelasticPipeline:
                 counts["deep_overlap"] = 0
                 timings["deep_overlap"] = 0.0
         if self.calls == 1:  # patches small for their grid: looked at on the first call
-            self.resolution.check(self.calls, results["contacts"], results["pair_shape_a"], results["pair_shape_b"])
+            self.resolution.check(self.calls, results["contacts"], results["pair_shape_a"], results["pair_shape_b"],
+                                  self._routes)
         if overflow:
             call = CallRecord(self.device)
             call.overflow = overflow
@@ -517,6 +520,7 @@ class HydroelasticPipeline:
         dev = self.device
         ws = self.workspace
         pair_host = dev.to_host(ws.pair_i.array[:n_pairs]) if n_pairs else np.zeros((0, PI_COUNT), np.int32)
+        self._routes = pair_host[:, PI_ROUTE].copy()  # for the first call's resolution check
         load_patch = None
         if n_reduced is not None:
             contacts = self._contacts(ws.reduced_f, ws.reduced_i, n_reduced)

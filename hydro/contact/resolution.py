@@ -40,6 +40,7 @@ import numpy as np
 
 from ..sdf.layout import BRICK
 from .deep_overlap import EXACT_KINDS, HydroelasticLimitWarning
+from .pair_layout import ROUTE_GRID
 
 #: A patch narrower than this many voxels is reported.
 MIN_PATCH_VOXELS = 3.0
@@ -67,8 +68,10 @@ class PatchResolution:
                 self.settings[s] = f.settings
         self.warned: set = set()
 
-    def check(self, calls: int, contacts, pair_a, pair_b) -> None:
-        """Look at the pairs' patches of the ``calls``-th call (its contact table and pairs): the first only."""
+    def check(self, calls: int, contacts, pair_a, pair_b, routes=None) -> None:
+        """Look at the pairs' patches of the ``calls``-th call (its contact table and pairs; each
+        pair's route, ``PI_ROUTE``): the first only. A pair on an exact polygon route (boxes,
+        caps, convex meshes: stage 4b) is not meshed on a grid and is not looked at."""
         if calls != 1:
             return
         n_pairs = len(pair_a)
@@ -86,6 +89,8 @@ class PatchResolution:
         shallow_h = np.maximum(np.where(self.exact[a], 0.0, self.voxel[a]), np.where(self.exact[b], 0.0, self.voxel[b]))
         small = (area > 0.0) & ((2.0 * np.sqrt(area / math.pi) < MIN_PATCH_VOXELS * h_width)
                                 | (-deepest < MIN_DEPTH_VOXELS * shallow_h))
+        if routes is not None:
+            small &= np.asarray(routes)[:n_pairs] == ROUTE_GRID
         for p in np.flatnonzero(small):
             key = (int(min(a[p], b[p])), int(max(a[p], b[p])))
             if key in self.warned:
