@@ -1,4 +1,5 @@
-"""Stage 4b, face route — two convex meshes: the patch as exact polygons, one per pair of triangles.
+"""Stage 4b, face route — a convex triangle mesh against another or against a shape of planes (a
+box, a convex mesh of few planes): the patch as exact polygons, one per pair of triangles or planes.
 
 Inside a closed convex polyhedron φ is the largest of its triangles' plane distances, as inside a
 convex mesh of few planes (:mod:`.polytope`), but an icosphere has 1,280 triangles: clipping each
@@ -7,8 +8,10 @@ against what can bound it, and only pairs near the overlap are tried:
 
 - **Depth.** For x in B, A's field is at least any plane of A: −φA(x) ≤ h_B(−n_k) − c_k for every
   triangle k of A (n_k·x + c_k its plane, h_B B's support function, bounded by B's box and ball), so
-  D_A = the least of these over the triangles near B bounds how deep the overlap reaches into A
-  (:func:`depth_bound`); likewise D_B.
+  D_A = the least of these over the triangles near B bounds how deep the overlap reaches into A;
+  likewise D_B. Against a wide shape of planes, whose support along a tilted normal is large, the
+  overlap's part of A's ball below each of its planes bounds it instead
+  (:func:`~.face_bounds.faces_fit`).
 - **Prism.** A point at depth ≤ D_A below triangle i where i's plane is A's field projects into
   triangle i (the nearest point of a convex polyhedron from inside is on the nearest face plane,
   within that face): the piece lies in i's prism (its three side planes), within D_A below it.
@@ -17,24 +20,29 @@ against what can bound it, and only pairs near the overlap are tried:
   would leave A through a triangle within D_A of i, whose plane is then above i's at q though not at
   p — yet the clip against it holds at both, and the half space is convex. So clipping against the
   triangles within 2·D_A of i (:mod:`hydro.sdf.mesh_faces` lists those within 2·reach, built once;
-  the route needs D_A ≤ reach) leaves exactly the region where i is A's field, inside A.
+  the route needs D_A ≤ reach) leaves exactly the region where i is A's field, inside A. A shape of
+  planes is clipped against all its other planes, as on the polytope route.
 - **Candidates.** Triangle i can hold a piece only if its prism piece (to D_A below it) meets B:
   then no plane of B (a lower bound on B's field) is positive all over it (:func:`_candidates`,
-  against B's planes near A). Pairs (i, j) are tried when their grown balls meet and their prism
-  pieces overlap along both normals.
+  against B's planes near A). Two triangles are clipped only when their grown balls meet, no side
+  plane of one prism separates their prism pieces and no plane of either's nearest neighbours is
+  above its own all over the other's piece.
 
-The piece of (i, j) is the plane kA·a_i = kB·b_j clipped to both prisms, the band a_i + b_j <= 0,
-the depths and both triangles' neighbours; its fan triangles go through
-:func:`~.polytope.emit_polygon`, as the polytope route's polygons (both fields are linear on them:
-area, force, centre of pressure and depth are exact to rounding). Pair setup sends a pair here
-(:data:`~hydro.contact.pair_setup.ROUTE_FACES`) when both shapes are convex meshes with face lists
-(:mod:`hydro.sdf.mesh_faces`), exact meshes and polygons are on, neither has a margin or a gap,
-both depth bounds are within their lists' reach and at most ``MAX_FACE_CANDIDATES`` triangles of
-each lie near the other (:func:`faces_fit`); every other pair takes the grid.
+The piece of (i, j) is the plane kA·a_i = kB·b_j clipped to the prisms, the depths, the band
+a_i + b_j <= 0 and both sides' neighbours; a piece or fan triangle under ``SLIVER`` voxel² is
+dropped and each polygon's fan starts at a canonical vertex (so that the CPU and a GPU cut the same
+triangles); its fan triangles go through :func:`~.polygon.emit_polygon`, as the polytope route's
+polygons (both fields are linear on them: area, force, centre of pressure and depth are exact to
+rounding). The count pass records the pieces it found; the write pass rebuilds only those. Pair
+setup sends a pair here (:data:`~hydro.contact.pair_setup.ROUTE_FACES`) when one shape is a convex
+mesh with face lists (:mod:`hydro.sdf.mesh_faces`) and the other another or a shape of planes (not
+a pair the polytope route takes), exact meshes (and, with a box, exact primitives) and polygons
+are on, neither has a margin or a gap, each mesh's depth bound is within its lists' reach and at
+most ``MAX_FACE_CANDIDATES`` triangles of each lie near the other (:func:`faces_fit`); every other
+pair takes the grid.
 """
 
 from __future__ import annotations
-
 
 from ..backend import device_fn
 from ..sdf.layout import I_FACE_START, I_FACES, I_PLANE_COUNT
