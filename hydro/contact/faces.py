@@ -51,6 +51,7 @@ from .face_bounds import (MAX_FACE_CANDIDATES, cut_edge, face_ball, face_corner,
                           shape_plane, side_plane)
 from .pair_layout import PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_SDF_A, PI_SDF_B
 from .polygon import MAX_POLYGON, canonical_start, clip, emit_polygon, interface_square, polygon_area
+
 #: The scratch's first column of the candidate lists (after the two polygon rows)
 FACE_LISTS = 2 * 3 * MAX_POLYGON
 #: Pieces the count pass records for the write pass (more: the write pass searches again)
