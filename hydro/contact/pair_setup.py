@@ -4,10 +4,10 @@ For each pair from the broad phase, pick B (the shape with the smaller voxel siz
 higher shape index), compute the transforms every later stage needs (B-local → A-local and
 B-local → world), the pair's constants (stiffnesses, k_eff, margins, gaps), which fields stage 4
 evaluates exactly, the route (two shapes whose fields are planes — boxes, convex meshes — exact
-polygons; a cylinder or cone against such a shape, its caps and rim integrated exactly; two convex
-meshes, a polygon per pair of triangles; all in stage 4b, :mod:`hydro.contact.polytope`; else the
-grid) and, on the grid route, the range of B's
-bricks that A's SDF box overlaps. All of B's bricks in that range become candidates — deep ones
+polygons; a cylinder or cone against such a shape, its caps and rim integrated exactly; a convex
+triangle mesh against another or against a shape of planes, a polygon per pair of triangles or
+planes; all in stage 4b, :mod:`hydro.contact.polytope`; else the grid) and, on the grid route, the
+range of B's bricks that A's SDF box overlaps. All of B's bricks in that range become candidates — deep ones
 included, so a deep patch has no hole in its middle — and stage 3 decides which can hold the
 patch.
 """
@@ -20,9 +20,14 @@ from ..backend import device_fn, kernel
 from ..geometry.primitives import CONE, CYLINDER
 from ..sdf.layout import (BRICK, F_JUMP, F_ORIGIN, F_PRIMITIVE, F_VOXEL, I_BRICKS, I_MESH, I_PLANE_COUNT, I_PLANES,
                           I_PRIMITIVE, I_RES)
-
 from .face_bounds import faces_fit, has_faces, shape_plane  # noqa: F401 (shape_plane re-exported)
-from .pair_layout import (PF_R_AB, PF_T_AB, PF_R_WB, PF_T_WB, PF_KA, PF_KB, PF_MARGIN_A, PF_MARGIN_B, PF_GAP, PF_KEFF, PF_KNA, PF_KNB, PF_SLACK_A, PF_VOXEL_B, PF_ABS_ROWS, PF_SLACK_B, PF_COUNT, PI_SHAPE_A, PI_SHAPE_B, PI_SDF_A, PI_SDF_B, PI_ENV, PI_BRICK_LO, PI_BRICK_DIMS, PI_EXACT, PI_ROUTE, PI_COUNT, ROUTE_GRID, ROUTE_POLYTOPE, ROUTE_AXIAL, ROUTE_FACES, MAX_POLYTOPE_PLANES, PairView)  # noqa: F401 (re-exported)
+# the pair rows' layout (hydro.contact.pair_layout), re-exported: later stages import it from here
+from .pair_layout import (PF_R_AB, PF_T_AB, PF_R_WB, PF_T_WB, PF_KA, PF_KB, PF_MARGIN_A,  # noqa: F401
+                          PF_MARGIN_B, PF_GAP, PF_KEFF, PF_KNA, PF_KNB, PF_SLACK_A, PF_VOXEL_B,  # noqa: F401
+                          PF_ABS_ROWS, PF_SLACK_B, PF_COUNT, PI_SHAPE_A, PI_SHAPE_B, PI_SDF_A,  # noqa: F401
+                          PI_SDF_B, PI_ENV, PI_BRICK_LO, PI_BRICK_DIMS, PI_EXACT, PI_ROUTE,  # noqa: F401
+                          PI_COUNT, ROUTE_GRID, ROUTE_POLYTOPE, ROUTE_AXIAL, ROUTE_FACES,  # noqa: F401
+                          MAX_POLYTOPE_PLANES, PairView)  # noqa: F401
 
 #: The axial route parametrises each piece of the patch as z = z0 + ρ·z1(θ) around the round
 #: shape's axis; a piece steeper than this (|z1|, e.g. a cylinder lying on its side, whose rim

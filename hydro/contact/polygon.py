@@ -104,7 +104,8 @@ def clip(scratch, p, row, n, nx, ny, nz, c):
     base = row * 3 * MAX_POLYGON
     inside = 0
     for v in range(n):
-        if nx * scratch[p, base + 3 * v] + ny * scratch[p, base + 3 * v + 1] + nz * scratch[p, base + 3 * v + 2] + c <= 0.0:
+        x = scratch[p, base + 3 * v]
+        if nx * x + ny * scratch[p, base + 3 * v + 1] + nz * scratch[p, base + 3 * v + 2] + c <= 0.0:
             inside += 1
     if inside == n:
         return row, n

@@ -141,7 +141,8 @@ def convex_faces(tri, h: float) -> ConvexFaces | None:
     radius = tri[:, MESH_TRI_BALL + 3].astype(np.float64)
     size = float(np.linalg.norm(corners.reshape(-1, 3).max(axis=0) - corners.reshape(-1, 3).min(axis=0)))
     area2 = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
-    live = (area2 > 2.0 * DEGENERATE_FACE * size * size) & np.any(tri[:, MESH_TRI_PLANE:MESH_TRI_PLANE + 3] != 0, axis=1)
+    live = ((area2 > 2.0 * DEGENERATE_FACE * size * size)
+            & np.any(tri[:, MESH_TRI_PLANE:MESH_TRI_PLANE + 3] != 0, axis=1))
     alive = np.flatnonzero(live)
     if len(alive) == 0:
         return None
