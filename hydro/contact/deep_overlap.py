@@ -114,18 +114,27 @@ def _centre_outside(poses, x, y, center, lo, hi):
 
 
 @cpu_jit
+def _role(poses, a, b, p, role, center, inradius, lo, hi):
+    """Pair p with shape X = B (``role`` 0) or A (1) and Y the other: (Y, X's inradius r, X's centre
+    in Y's frame, its distance to Y's bounds; infinite when X has no inside, r <= 0, so that no
+    test below trips on it)."""
+    x = b[p] if role == 0 else a[p]
+    y = a[p] if role == 0 else b[p]
+    r = inradius[x]
+    if r <= 0.0:
+        return y, r, 0.0, 0.0, 0.0, math.inf
+    cx, cy, cz, outside = _centre_outside(poses, x, y, center, lo, hi)
+    return y, r, cx, cy, cz, outside
+
+
+@cpu_jit
 def _any_may_be_deep(poses, a, b, center, inradius, lo, hi, margin) -> bool:
     """Whether any pair may be in deep overlap: the centre of one shape X lies within r_X/2 of the
     other's bounds (the test :meth:`DeepOverlap.contacts` makes first, for every pair and both roles,
     compiled so that the usual case — no pair near — costs microseconds, not NumPy calls)."""
     for p in range(a.shape[0]):
         for role in range(2):
-            x = b[p] if role == 0 else a[p]
-            y = a[p] if role == 0 else b[p]
-            r = inradius[x]
-            if r <= 0.0:
-                continue
-            cx, cy, cz, outside = _centre_outside(poses, x, y, center, lo, hi)
+            y, r, cx, cy, cz, outside = _role(poses, a, b, p, role, center, inradius, lo, hi)
             if outside - margin[y] < 0.5 * r:
                 return True
     return False
@@ -147,12 +156,7 @@ def _any_deep_candidate(poses, a, b, center, inradius, lo, hi, margin, shape_sdf
     (a rotated box's corner), ask the host for nothing."""
     for p in range(a.shape[0]):
         for role in range(2):
-            x = b[p] if role == 0 else a[p]
-            y = a[p] if role == 0 else b[p]
-            r = inradius[x]
-            if r <= 0.0:
-                continue
-            cx, cy, cz, outside = _centre_outside(poses, x, y, center, lo, hi)
+            y, r, cx, cy, cz, outside = _role(poses, a, b, p, role, center, inradius, lo, hi)
             slack = DEEP_TEST_SLACK * r + 1e-9
             if not outside - margin[y] < 0.5 * r + slack:
                 continue
