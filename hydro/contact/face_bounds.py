@@ -214,33 +214,35 @@ def _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, grow):
 
 
 @device_fn(inline=False)
-def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, scratch, col, cap):
+def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, known, scratch, col, cap):
     """The triangles of SDF ``s`` (shape ``side``) whose piece of the patch can meet the other shape
     (SDF ``so``, ``so_side``): (how many, written as ids from ``scratch[p, col]`` up to ``cap``; the
     depth bound D). D is the least, over the triangles whose ball grown by ``reach`` can meet the
     other, of how deep the other shape reaches below their planes n·x + c (−φ ≤ h_other(−n) − c);
     the triangles listed are those whose ball grown by D can (a piece lies within D below its
     triangle). A D beyond ``reach`` lists those of the ball grown by ``reach`` (the route then does
-    not fit)."""
+    not fit). ``known`` >= 0: D as an earlier call found it (pair setup's), not found again."""
     # the other's ball in this shape's frame, so that most triangles are dismissed untransformed
     row = bounds_row(sdf, so)
     ox, oy, oz = _to_b(pair_f, p, so_side, sdf.planes[row, 0], sdf.planes[row, 1], sdf.planes[row, 2])
     ox, oy, oz = _to_local(pair_f, p, side, ox, oy, oz)
     ball = sdf.planes[row + 1, 3]
     first = sdf.params_i[s, I_FACES]
-    depth = 1e300
-    for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
-        if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, reach):
-            nx, ny, nz, c = face_plane(pair_f, p, sdf, side, t)
-            if nx != 0.0 or ny != 0.0 or nz != 0.0:
-                depth = min(depth, _support_above(pair_f, p, sdf, so, so_side, -nx, -ny, -nz) - c)
-    if depth > reach and sdf.params_i[so, I_FACES] < 0:  # against a shape of planes: a tighter bound
-        tight = 1e300
+    depth = known
+    if known < 0.0:
+        depth = 1e300
         for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
             if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, reach):
-                tight = min(tight, _depth_in_cap(pair_f, p, sdf, s, side, so, so_side, t))
-        depth = min(depth, tight)
-    depth = max(depth, 0.0)
+                nx, ny, nz, c = face_plane(pair_f, p, sdf, side, t)
+                if nx != 0.0 or ny != 0.0 or nz != 0.0:
+                    depth = min(depth, _support_above(pair_f, p, sdf, so, so_side, -nx, -ny, -nz) - c)
+        if depth > reach and sdf.params_i[so, I_FACES] < 0:  # against a shape of planes: a tighter bound
+            tight = 1e300
+            for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
+                if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, reach):
+                    tight = min(tight, _depth_in_cap(pair_f, p, sdf, s, side, so, so_side, t))
+            depth = min(depth, tight)
+        depth = max(depth, 0.0)
     grow = min(depth, reach)
     n = 0
     for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
@@ -252,10 +254,11 @@ def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, scratch, col, cap):
 
 
 @device_fn(inline=False)
-def _near_ids(pair_f, p, sdf, s, side, so, so_side, scratch, col, cap):
+def _near_ids(pair_f, p, sdf, s, side, so, so_side, known, scratch, col, cap):
     """:func:`_near_faces` for a convex mesh with face lists; for a shape of planes, all of them."""
     if has_faces(sdf, s):
-        return _near_faces(pair_f, p, sdf, s, side, so, so_side, sdf.params_f[s, F_FACE_REACH], scratch, col, cap)
+        return _near_faces(pair_f, p, sdf, s, side, so, so_side, sdf.params_f[s, F_FACE_REACH], known, scratch, col,
+                           cap)
     n = sdf.params_i[s, I_PLANE_COUNT]
     for k in range(min(n, cap)):
         scratch[p, col + k] = k
@@ -263,15 +266,16 @@ def _near_ids(pair_f, p, sdf, s, side, so, so_side, scratch, col, cap):
 
 
 @device_fn(inline=False)
-def faces_fit(pair_f, p, sdf, sa, sb, scratch, col, cap):
+def faces_fit(pair_f, p, sdf, sa, sb, known_a, known_b, scratch, col, cap):
     """Whether the pair's patch can take the face route: at most ``MAX_FACE_CANDIDATES`` triangles
     of each convex mesh near the other shape and the mesh's depth bound within its lists' reach;
     also (count of A's near triangles or planes, of B's, D_A, D_B). The ids go to
     ``scratch[p, col:]`` (A's) and ``scratch[p, col + MAX_FACE_CANDIDATES:]`` (B's), at most
     ``cap`` each (0: only counted); a shape of planes lists all its planes, its depth 0 (unused:
-    its pieces are clipped against all its planes)."""
-    na, depth_a = _near_ids(pair_f, p, sdf, sa, 0, sb, 1, scratch, col, cap)
-    nb, depth_b = _near_ids(pair_f, p, sdf, sb, 1, sa, 0, scratch, col + MAX_FACE_CANDIDATES, cap)
+    its pieces are clipped against all its planes). ``known_a``, ``known_b`` >= 0: the depths as
+    pair setup found them (``PF_FACE_DEPTH_A``, ``_B``), not found again; −1: find them."""
+    na, depth_a = _near_ids(pair_f, p, sdf, sa, 0, sb, 1, known_a, scratch, col, cap)
+    nb, depth_b = _near_ids(pair_f, p, sdf, sb, 1, sa, 0, known_b, scratch, col + MAX_FACE_CANDIDATES, cap)
     ok = na <= MAX_FACE_CANDIDATES and nb <= MAX_FACE_CANDIDATES and (
         na == 0 or nb == 0 or ((not has_faces(sdf, sa) or depth_a <= sdf.params_f[sa, F_FACE_REACH])
                                and (not has_faces(sdf, sb) or depth_b <= sdf.params_f[sb, F_FACE_REACH])))

@@ -49,7 +49,7 @@ from ..sdf.layout import I_FACE_START, I_FACES, I_PLANE_COUNT
 from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
 from .face_bounds import (MAX_FACE_CANDIDATES, cut_edge, face_ball, face_corner, face_plane, faces_fit, has_faces,
                           shape_plane, side_plane)
-from .pair_layout import PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_SDF_A, PI_SDF_B
+from .pair_layout import PF_FACE_DEPTH_A, PF_FACE_DEPTH_B, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_SDF_A, PI_SDF_B
 from .polygon import MAX_POLYGON, canonical_start, clip, emit_polygon, interface_square, polygon_area
 
 #: The scratch's first column of the candidate lists (after the two polygon rows)
@@ -342,7 +342,8 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
             o += emitted
             n_out += emitted
         return n_out
-    ok, na, nb, depth_a, depth_b = faces_fit(pair_f, p, sdf, sa, sb, scratch, FACE_LISTS, MAX_FACE_CANDIDATES)
+    ok, na, nb, depth_a, depth_b = faces_fit(pair_f, p, sdf, sa, sb, pair_f[p, PF_FACE_DEPTH_A],
+                                             pair_f[p, PF_FACE_DEPTH_B], scratch, FACE_LISTS, MAX_FACE_CANDIDATES)
     if not write:
         scratch[p, FACE_META] = 0.0
         scratch[p, FACE_META + 1] = depth_a

@@ -22,7 +22,9 @@ PF_SLACK_A = 32  # A's field: the largest jump where a fine brick meets a coarse
 PF_VOXEL_B = 33
 PF_ABS_ROWS = 34  # 3: Σ_i |R_AB[j, i]|, how far A's axis j can move when B's axes move by 1 each
 PF_SLACK_B = 37  # B's field: likewise
-PF_COUNT = 38
+PF_FACE_DEPTH_A = 38  # the face route (ROUTE_FACES): D_A, how deep the overlap can reach into A (m)
+PF_FACE_DEPTH_B = 39  # D_B
+PF_COUNT = 40
 # pair_i columns (int32)
 PI_SHAPE_A = 0
 PI_SHAPE_B = 1

@@ -24,7 +24,8 @@ from .face_bounds import faces_fit, has_faces, shape_plane  # noqa: F401 (shape_
 # the pair rows' layout (hydro.contact.pair_layout), re-exported: later stages import it from here
 from .pair_layout import (PF_R_AB, PF_T_AB, PF_R_WB, PF_T_WB, PF_KA, PF_KB, PF_MARGIN_A,  # noqa: F401
                           PF_MARGIN_B, PF_GAP, PF_KEFF, PF_KNA, PF_KNB, PF_SLACK_A, PF_VOXEL_B,  # noqa: F401
-                          PF_ABS_ROWS, PF_SLACK_B, PF_COUNT, PI_SHAPE_A, PI_SHAPE_B, PI_SDF_A,  # noqa: F401
+                          PF_ABS_ROWS, PF_SLACK_B, PF_FACE_DEPTH_A, PF_FACE_DEPTH_B, PF_COUNT,  # noqa: F401
+                          PI_SHAPE_A, PI_SHAPE_B, PI_SDF_A,  # noqa: F401
                           PI_SDF_B, PI_ENV, PI_BRICK_LO, PI_BRICK_DIMS, PI_EXACT, PI_ROUTE,  # noqa: F401
                           PI_COUNT, ROUTE_GRID, ROUTE_POLYTOPE, ROUTE_AXIAL, ROUTE_FACES,  # noqa: F401
                           MAX_POLYTOPE_PLANES, PairView)  # noqa: F401
@@ -339,8 +340,11 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
             and (faces_a or (planes_a and exact & 1))
             and (faces_b or (planes_b and exact & 1))
             and shape_margin[a] == 0.0 and shape_margin[b] == 0.0 and pair_f[p, PF_GAP] == 0.0):
-        if faces_fit(pair_f, p, sdf, sa, sb, pair_f, 0, 0)[0]:
+        ok, n_a, n_b, depth_a, depth_b = faces_fit(pair_f, p, sdf, sa, sb, -1.0, -1.0, pair_f, 0, 0)
+        if ok:
             route = ROUTE_FACES
+            pair_f[p, PF_FACE_DEPTH_A] = depth_a  # for stage 4b, which lists the triangles
+            pair_f[p, PF_FACE_DEPTH_B] = depth_b
     pair_i[p, PI_ROUTE] = route
     # A's SDF box in B's frame, x_B = R_AB^T (x_A - t_AB): per axis, bounds over its 8 corners,
     # then the range of B's bricks they cover
