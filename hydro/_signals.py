@@ -116,12 +116,16 @@ def working(command: str) -> None:
         signal.signal(signal.SIGINT, _raise)
 
 
-def finished() -> None:
+def finished() -> bool:
     """The command's work is over and its output written: a Ctrl-C now is ignored, so the exit
     status is the one the command returned (exiting 130 here would report as interrupted a command
-    whose output is complete)."""
+    whose output is complete). Called when the command returns, and by
+    :func:`hydro.tools.outputs.atomic_files` the moment a command's output file is in place.
+    Returns whether this process is the ``hydro`` command (in library use it changes nothing)."""
     if _state["active"]:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return True
+    return False
 
 
 def pending() -> bool:

@@ -276,3 +276,38 @@ def test_a_swallowed_interrupt_still_stops_the_output(tmp_path):
     with atomic_file(target) as tmpfile, open(tmpfile, "w") as fh:  # handled: writes again
         fh.write("whole")
     assert target.read_text() == "whole"
+
+
+@pytest.mark.parametrize("command", [True, False])
+def test_a_ctrl_c_once_the_output_is_in_place_comes_too_late_for_the_command(tmp_path, monkeypatch, command):
+    # CI caught `hydro collide --out` exiting 130 with its file written: the Ctrl-C came while the
+    # file was renamed into place (held until the renames ended, then raised) or while the summary
+    # was printed. For the command the output being whole ends the interrupt (status 0 and the file;
+    # a later Ctrl-C is ignored); in library use nothing changes (the held Ctrl-C raises after the
+    # renames, the file whole)
+    from hydro import _signals
+
+    target = tmp_path / "x.npz"
+    replace = os.replace
+
+    def replace_then_interrupt(src, dst):
+        replace(src, dst)
+        os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C in the middle of the burst of renames
+
+    monkeypatch.setattr(os, "replace", replace_then_interrupt)
+    monkeypatch.setitem(_signals._state, "active", command)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        if command:
+            with atomic_file(target) as tmpfile, open(tmpfile, "w") as fh:
+                fh.write("whole")
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # from now on Ctrl-C changes nothing
+            os.kill(os.getpid(), signal.SIGINT)
+        else:
+            with pytest.raises(KeyboardInterrupt):
+                with atomic_file(target) as tmpfile, open(tmpfile, "w") as fh:
+                    fh.write("whole")
+            assert signal.getsignal(signal.SIGINT) is before
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert os.listdir(tmp_path) == ["x.npz"] and target.read_text() == "whole"

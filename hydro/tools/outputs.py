@@ -82,11 +82,17 @@ def atomic_files(paths):
             temps.append(_temporary(p))
         yield list(temps)
         _signals.check()  # a Ctrl-C that a library swallowed while the files were made: none is kept
-        with interrupts_deferred(final=True):  # the renames take microseconds: never stop half way
+        outermost = not _held
+        with interrupts_deferred(final=True) as held:  # the renames take microseconds: never stop half way
             for tmp, p in zip(temps, targets):
                 os.chmod(tmp, _mode(p))
                 os.replace(tmp, p)
             temps = []
+            # the hydro command's output is whole now: a Ctrl-C from here on comes too late to stop it,
+            # so the command exits with its own status, never 130 after its output (inside another
+            # deferring block, as hydro run's, that block decides)
+            if outermost and _signals.finished():
+                held.clear()
     finally:
         for tmp in temps:
             _remove(tmp)
@@ -120,7 +126,8 @@ def interrupts_deferred(message: str | None = None, *, final: bool = False, stre
         yield pending
     finally:
         _held.pop()
-        signal.signal(signal.SIGINT, previous)
+        if signal.getsignal(signal.SIGINT) is handler:  # not if the block itself set another (finished())
+            signal.signal(signal.SIGINT, previous)
     if pending and outer is None:
         raise KeyboardInterrupt
 
