@@ -176,3 +176,59 @@ def test_an_icosphere_on_a_box_agrees_with_marching_cubes():
     (gx, gy, gz), g_torque, g_area = totals(grid)
     assert fz > 10.0 and abs(gz / fz - 1.0) < 5e-3
     np.testing.assert_allclose(torque, g_torque, atol=5e-3 * fz * R)
+
+
+def test_the_write_pass_replays_each_piece_to_the_bit():
+    # the count pass records, per piece, the planes that cut it (a mask of the nine fixed ones, the
+    # neighbours in order); the write pass clips against only those: each recorded piece must come
+    # out as the full clip makes it, to the bit
+    import numba
+
+    from hydro.contact.faces import ALL_FIXED, FACE_META, FACE_PIECES, _cache_neighbours, _piece
+    from hydro.contact.pair_layout import PF_KA, PF_KB, PI_SDF_A, PI_SDF_B
+    from hydro.contact.polygon import MAX_POLYGON
+
+    @numba.njit
+    def replay_all(pairs, sdf, scratch, out):
+        pair_f = pairs.f
+        sa = pairs.i[0, PI_SDF_A]
+        sb = pairs.i[0, PI_SDF_B]
+        depth_a = scratch[0, FACE_META + 1]
+        depth_b = scratch[0, FACE_META + 2]
+        replayed = 0
+        for q in range(int(scratch[0, FACE_META])):
+            packed = int(scratch[0, FACE_PIECES + 3 * q])
+            i = packed // (ALL_FIXED + 1)
+            j = int(scratch[0, FACE_PIECES + 3 * q + 1])
+            cuts = scratch[0, FACE_PIECES + 3 * q + 2]
+            n_a = _cache_neighbours(pair_f, 0, sdf, sa, i, depth_a, scratch)
+            for mode in range(2):
+                row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, cut, got = _piece(
+                    pair_f, 0, sdf, sa, sb, i, j, n_a, pair_f[0, PF_KA], pair_f[0, PF_KB], depth_a, depth_b, scratch,
+                    ALL_FIXED if mode == 0 else packed % (ALL_FIXED + 1), -1.0 if mode == 0 else cuts)
+                out[q, mode, 0] = n
+                for v in range(3 * n):
+                    out[q, mode, 1 + v] = scratch[0, row * 3 * MAX_POLYGON + v]
+                if mode == 0 and (got != cuts or cut != packed % (ALL_FIXED + 1)):
+                    out[q, 0, 0] = -1.0  # the record is not the one the count pass made
+            if cuts >= 0.0:
+                replayed += 1
+        return replayed
+
+    v, f = icosphere()
+    ra, rb = Rotation.random(random_state=3), Rotation.random(random_state=4)
+    m = shapes([Mesh(v, f), Mesh(v, f)], resolution=64)
+    poses = np.array([np.r_[0.0, 0.0, 0.0, ra.as_quat()], np.r_[0.0, 0.0, 2 * R - 0.004, rb.as_quat()]])
+    pipe = HydroelasticPipeline(m, NO_REDUCE)
+    pipe.collide(poses)
+    scratch = pipe.workspace.polygon_scratch.array
+    pieces = int(scratch[0, FACE_META])
+    records = scratch[0, FACE_PIECES + 2:FACE_PIECES + 3 * pieces:3]
+    fixed = scratch[0, FACE_PIECES:FACE_PIECES + 3 * pieces:3].astype(np.int64) % 512
+    assert pieces > 50 and np.sum(records > 256.0) > 10  # many pieces replay two neighbour cuts or more
+    assert np.all(fixed > 0) and np.all(fixed < 511)  # each cut by some of the nine planes, not all
+    out = np.full((pieces, 2, 1 + 3 * MAX_POLYGON), np.nan)
+    replayed = replay_all(pipe._pair_view, pipe.sdf_view, scratch, out)
+    assert replayed == np.sum(records >= 0.0) > 0.8 * pieces
+    assert np.all(out[:, 0, 0] >= 3)  # each recorded piece is a piece, recorded as the count pass did
+    np.testing.assert_array_equal(out[:, 0], out[:, 1])  # NaN past each polygon's end on both sides

@@ -33,7 +33,9 @@ a_i + b_j <= 0 and both sides' neighbours; a piece or fan triangle under ``SLIVE
 dropped and each polygon's fan starts at a canonical vertex (so that the CPU and a GPU cut the same
 triangles); its fan triangles go through :func:`~.polygon.emit_polygon`, as the polytope route's
 polygons (both fields are linear on them: area, force, centre of pressure and depth are exact to
-rounding). The count pass records the pieces it found; the write pass rebuilds only those. Pair
+rounding). The count pass records the pieces it found, each with the neighbour planes that cut it;
+the write pass rebuilds only those, clipped against only those planes (the same polygon to the bit:
+a plane that cuts nothing leaves the polygon as it is). Pair
 setup sends a pair here (:data:`~hydro.contact.pair_setup.ROUTE_FACES`) when one shape is a convex
 mesh with face lists (:mod:`hydro.sdf.mesh_faces`) and the other another or a shape of planes (not
 a pair the polytope route takes), exact meshes (and, with a box, exact primitives) and polygons
@@ -43,6 +45,8 @@ pair takes the grid.
 """
 
 from __future__ import annotations
+
+import math
 
 from ..backend import device_fn
 from ..sdf.layout import I_FACE_START, I_FACES, I_PLANE_COUNT
@@ -56,8 +60,10 @@ from .polygon import MAX_POLYGON, canonical_start, clip, emit_polygon, interface
 FACE_LISTS = 2 * 3 * MAX_POLYGON
 #: Pieces the count pass records for the write pass (more: the write pass searches again)
 MAX_FACE_PIECES = 256
-FACE_PIECES = FACE_LISTS + 2 * MAX_FACE_CANDIDATES  # (i, j) of each piece the count pass found
-FACE_META = FACE_PIECES + 2 * MAX_FACE_PIECES  # how many pieces, D_A, D_B
+#: Of each piece the count pass found: i·512 + the mask of its fixed planes that cut it, j, the
+#: record of its neighbour planes that cut it (:func:`_piece`)
+FACE_PIECES = FACE_LISTS + 2 * MAX_FACE_CANDIDATES
+FACE_META = FACE_PIECES + 3 * MAX_FACE_PIECES  # how many pieces, D_A, D_B
 FACE_NEIGHBOURS = FACE_META + 3  # the planes of one A triangle's neighbours, in B's frame
 FACE_SCRATCH = FACE_NEIGHBOURS + 4 * MAX_FACE_NEIGHBOURS
 #: Neighbours (nearest first: those across an edge) whose planes a pair of triangles is tested against
@@ -129,22 +135,6 @@ def _side(ax, ay, az, bx, by, bz, nx, ny, nz):
     sy = ez * nx - ex * nz
     sz = ex * ny - ey * nx
     return sx, sy, sz, sx * ax + sy * ay + sz * az
-
-
-@device_fn(inline=True)
-def _clip_side(scratch, p, row, n, ax, ay, az, bx, by, bz, nx, ny, nz):
-    """Clip the polygon in ``row`` to the inside of one side plane of a prism; (row, count)."""
-    sx, sy, sz, so = _side(ax, ay, az, bx, by, bz, nx, ny, nz)
-    return clip(scratch, p, row, n, sx, sy, sz, -so)
-
-
-@device_fn(inline=True)
-def _clip_prism(x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, scratch, p, row, n):
-    """Clip the polygon in ``row`` to a triangle's prism (corners x0..x2, B frame; its plane's
-    normal n): its three side planes; (row, count)."""
-    row, n = _clip_side(scratch, p, row, n, x0, y0, z0, x1, y1, z1, nx, ny, nz)
-    row, n = _clip_side(scratch, p, row, n, x1, y1, z1, x2, y2, z2, nx, ny, nz)
-    return _clip_side(scratch, p, row, n, x2, y2, z2, x0, y0, z0, nx, ny, nz)
 
 
 @device_fn(inline=True)
@@ -233,46 +223,142 @@ def _cache_neighbours(pair_f, p, sdf, s, t, depth, scratch):
     return k
 
 
+#: Neighbour clips a piece records for the write pass (base-256 digits of one float64, 6 < 2^53 / 2^48)
+RECORDED_CUTS = 6
+#: The code of B's k-th neighbour plane in a record (A's k-th: k)
+B_CODE = MAX_FACE_NEIGHBOURS
+
+
 @device_fn(inline=True)
-def _clip_neighbours(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_b, scratch, row, n):
+def _cut(scratch, p, row, n, nx, ny, nz, c, code, record, cuts, scale):
+    """:func:`~.polygon.clip` that, when ``record``, adds ``code`` to the record ``cuts`` (its next
+    base-256 digit, ``scale``) if the plane cut the polygon (moved it to the other row): (row,
+    count, cuts, scale); more than ``RECORDED_CUTS`` cuts: the record becomes −1 (not replayable)."""
+    new_row, m = clip(scratch, p, row, n, nx, ny, nz, c)
+    if record and new_row != row and cuts >= 0.0:
+        if scale >= 256.0**RECORDED_CUTS:
+            cuts = -1.0
+        else:
+            cuts += (code + 1) * scale
+            scale *= 256.0
+    return new_row, m, cuts, scale
+
+
+@device_fn(inline=True)
+def _a_neighbour(pair_f, p, sdf, sa, i, k):
+    """The plane (B frame) of the k-th of triangle i's neighbours as :func:`_cache_neighbours` lists them."""
+    if not has_faces(sdf, sa):
+        return shape_plane(pair_f, p, sdf, sa, 0, k + 1 if k >= i else k)
+    e, end = _neighbour_range(sdf, sa, i)
+    return face_plane(pair_f, p, sdf, 0, sdf.face_ids[e + k])
+
+
+@device_fn(inline=True)
+def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_b, scratch, row,
+                     n, replay):
     """Clip the polygon in ``row`` to where triangle i's plane (an, ac) is A's largest among the
     ``n_a`` cached planes of its neighbours (:func:`_cache_neighbours`), and j's (bn, bc) B's among
     j's listed neighbours within 2·D_B: the two lists taken in turn, nearest first, so that an empty
-    piece stops soonest; (row, count). B of planes: j's plane against all its others."""
+    piece stops soonest; B of planes: j's plane against all its others. (row, count, the record of
+    the planes that cut, in order: base-256 digits code + 1, code k for A's k-th plane, ``B_CODE`` +
+    k for B's; −1: more than ``RECORDED_CUTS``). ``replay`` >= 0: such a record: only those planes,
+    in that order (no cache needed), which gives the same polygon to the bit, as a plane that cuts
+    nothing leaves it where it is."""
+    if replay >= 0.0:
+        codes = replay
+        while codes > 0.0 and n > 0:
+            digit = codes - 256.0 * math.floor(codes / 256.0)
+            codes = math.floor(codes / 256.0)
+            code = int(digit) - 1
+            if code < B_CODE:
+                kx, ky, kz, kc = _a_neighbour(pair_f, p, sdf, sa, i, code)
+                row, n = clip(scratch, p, row, n, kx - anx, ky - any_, kz - anz, kc - ac)
+            else:
+                k = code - B_CODE
+                if has_faces(sdf, sb):
+                    e, end = _neighbour_range(sdf, sb, j)
+                    kx, ky, kz, kc = face_plane(pair_f, p, sdf, 1, sdf.face_ids[e + k])
+                else:
+                    kx, ky, kz, kc = shape_plane(pair_f, p, sdf, sb, 1, k)
+                row, n = clip(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc)
+        return row, n, replay
+    cuts = 0.0
+    scale = 1.0
     ea = 0
     if not has_faces(sdf, sb):
         for k in range(sdf.params_i[sb, I_PLANE_COUNT]):
             if k != j and n > 0:
                 kx, ky, kz, kc = shape_plane(pair_f, p, sdf, sb, 1, k)
-                row, n = clip(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc)
+                row, n, cuts, scale = _cut(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc, B_CODE + k,
+                                           True, cuts, scale)
         while n > 0 and ea < n_a:
             base = FACE_NEIGHBOURS + 4 * ea
-            row, n = clip(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
-                          scratch[p, base + 2] - anz, scratch[p, base + 3] - ac)
+            row, n, cuts, scale = _cut(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
+                                       scratch[p, base + 2] - anz, scratch[p, base + 3] - ac, ea, True, cuts, scale)
             ea += 1
-        return row, n
+        return row, n, cuts
     eb, end_b = _neighbour_range(sdf, sb, j)
+    first_b = eb
     while n > 0 and (ea < n_a or eb < end_b):
         if ea < n_a:
             base = FACE_NEIGHBOURS + 4 * ea
-            row, n = clip(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
-                          scratch[p, base + 2] - anz, scratch[p, base + 3] - ac)
+            row, n, cuts, scale = _cut(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
+                                       scratch[p, base + 2] - anz, scratch[p, base + 3] - ac, ea, True, cuts, scale)
             ea += 1
         if eb < end_b and n > 0:
             if float(sdf.face_gap[eb]) > 2.0 * depth_b:
                 eb = end_b
             else:
                 kx, ky, kz, kc = face_plane(pair_f, p, sdf, 1, sdf.face_ids[eb])
-                row, n = clip(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc)
+                row, n, cuts, scale = _cut(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc,
+                                           B_CODE + eb - first_b, True, cuts, scale)
                 eb += 1
-    return row, n
+    return row, n, cuts
+
+
+#: The mask of the nine planes every piece is clipped against (A's prism sides and depth, B's, the band)
+ALL_FIXED = 511
+
+
+@device_fn(inline=True)
+def _fixed_cut(scratch, p, row, n, nx, ny, nz, c, bit, cut):
+    """:func:`~.polygon.clip` to one of a piece's nine fixed planes, adding ``bit`` to ``cut``
+    (the mask of those that cut) when it moved the polygon: (row, count, cut)."""
+    new_row, m = clip(scratch, p, row, n, nx, ny, nz, c)
+    if new_row != row:
+        cut |= bit
+    return new_row, m, cut
+
+
+@device_fn(inline=True)
+def _prism_cuts(x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, c, depth, first, apply, cut, scratch, p, row, n):
+    """Clip the polygon in ``row`` to a triangle's prism (corners x0..x2, B frame; its plane
+    n·x + c) and to ``depth`` below its plane: the four planes of mask bits ``first`` .. ``first``·8
+    that ``apply`` holds, recorded in ``cut`` when they cut; (row, count, cut)."""
+    if apply & first:
+        sx, sy, sz, so = _side(x0, y0, z0, x1, y1, z1, nx, ny, nz)
+        row, n, cut = _fixed_cut(scratch, p, row, n, sx, sy, sz, -so, first, cut)
+    if apply & (2 * first):
+        sx, sy, sz, so = _side(x1, y1, z1, x2, y2, z2, nx, ny, nz)
+        row, n, cut = _fixed_cut(scratch, p, row, n, sx, sy, sz, -so, 2 * first, cut)
+    if apply & (4 * first):
+        sx, sy, sz, so = _side(x2, y2, z2, x0, y0, z0, nx, ny, nz)
+        row, n, cut = _fixed_cut(scratch, p, row, n, sx, sy, sz, -so, 4 * first, cut)
+    if apply & (8 * first):
+        row, n, cut = _fixed_cut(scratch, p, row, n, -nx, -ny, -nz, -c - depth, 8 * first, cut)
+    return row, n, cut
 
 
 @device_fn(inline=False)
-def _piece(pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch):
+def _piece(pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch, apply, replay):
     """The piece of i of A (its ``n_a`` neighbours' planes cached) and j of B — triangles of convex
     meshes with face lists, or plane rows of a shape of planes — in row 0 or 1 of ``scratch[p]``:
-    (row, vertex count, the interface's unit normal, the two planes); count < 3: no piece."""
+    (row, vertex count, the interface's unit normal, the two planes, the mask of its nine fixed
+    planes that cut it, the record of its neighbour planes that cut it); count < 3: no piece.
+    ``apply``: the mask of the fixed planes to clip against (``ALL_FIXED``; a mask this returned, in
+    the write pass); ``replay`` >= 0: a record the count pass made, so that only those neighbours
+    are clipped against (none cached; :func:`_clip_neighbours`), −1: all. A plane that cuts nothing
+    leaves the polygon as it is, so the write pass's piece is the count pass's to the bit."""
     faces_a = has_faces(sdf, sa)
     faces_b = has_faces(sdf, sb)
     anx, any_, anz, ac = side_plane(pair_f, p, sdf, sa, 0, i)
@@ -288,33 +374,35 @@ def _piece(pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
     ok, ux, uy, uz = interface_square(scratch, p, ka, kb, anx, any_, anz, ac, bnx, bny, bnz, bc, cx, cy, cz,
                                       SQUARE_SLACK * radius)
     if not ok:  # parallel faces of equal pressure: no surface
-        return 0, 0, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc
+        return 0, 0, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, 0, -1.0
     row = 0
     n = 4
+    cut = 0
     if faces_a:  # within i's prism, no deeper than D_A below it
         ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = _face_corners(pair_f, p, sdf, 0, i)
-        row, n = _clip_prism(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, scratch, p, row, n)
-        row, n = clip(scratch, p, row, n, -anx, -any_, -anz, -ac - depth_a)
+        row, n, cut = _prism_cuts(ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, anx, any_, anz, ac, depth_a, 1, apply,
+                                  cut, scratch, p, row, n)
     if faces_b:
         bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2 = _face_corners(pair_f, p, sdf, 1, j)
-        row, n = _clip_prism(bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, scratch, p, row, n)
-        row, n = clip(scratch, p, row, n, -bnx, -bny, -bnz, -bc - depth_b)
-    row, n = clip(scratch, p, row, n, anx + bnx, any_ + bny, anz + bnz, ac + bc)  # the band a_i + b_j <= 0
-    row, n = _clip_neighbours(pair_f, p, sdf, sb, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_b, scratch,
-                              row, n)
+        row, n, cut = _prism_cuts(bx0, by0, bz0, bx1, by1, bz1, bx2, by2, bz2, bnx, bny, bnz, bc, depth_b, 16, apply,
+                                  cut, scratch, p, row, n)
+    if apply & 256:  # the band a_i + b_j <= 0
+        row, n, cut = _fixed_cut(scratch, p, row, n, anx + bnx, any_ + bny, anz + bnz, ac + bc, 256, cut)
+    row, n, cuts = _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc,
+                                    depth_b, scratch, row, n, replay)
     if n >= 3 and polygon_area(scratch, p, row, n) <= SLIVER * pair_f[p, PF_VOXEL_B] * pair_f[p, PF_VOXEL_B]:
         n = 0  # a sliver where regions touch: whether it exists at all is a rounding's call
     if n >= 3:
         row = canonical_start(scratch, p, row, n)
-    return row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc
+    return row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, cut, cuts
 
 
 @device_fn(inline=False)
 def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i, triangle_f, capacity):
     """The face route's contacts of pair ``p`` (see the module docstring): counted (``write``
     False) or written from row ``o`` below ``capacity``; how many. The count pass leaves in the
-    scratch the triangle pairs that made a piece (up to ``MAX_FACE_PIECES``) and the depth bounds,
-    so that the write pass rebuilds just those."""
+    scratch the triangle pairs that made a piece (up to ``MAX_FACE_PIECES``), the neighbour planes
+    that cut each, and the depth bounds, so that the write pass rebuilds just those."""
     pair_f = pairs.f
     sa = pairs.i[p, PI_SDF_A]
     sb = pairs.i[p, PI_SDF_B]
@@ -330,13 +418,15 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
         cached = -1
         n_a = 0
         for q in range(int(scratch[p, FACE_META])):
-            i = int(scratch[p, FACE_PIECES + 2 * q])
-            j = int(scratch[p, FACE_PIECES + 2 * q + 1])
-            if i != cached:  # the pieces come by i: each i's neighbours transformed once
+            packed = int(scratch[p, FACE_PIECES + 3 * q])
+            i = packed // (ALL_FIXED + 1)
+            j = int(scratch[p, FACE_PIECES + 3 * q + 1])
+            cuts = scratch[p, FACE_PIECES + 3 * q + 2]
+            if cuts < 0.0 and i != cached:  # no record: i's neighbours transformed once (the pieces come by i)
                 n_a = _cache_neighbours(pair_f, p, sdf, sa, i, depth_a, scratch)
                 cached = i
-            row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc = _piece(
-                pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
+            row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, cut, cuts = _piece(
+                pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch, packed % (ALL_FIXED + 1), cuts)
             emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff,
                                    0.0, h, edge, SLIVER, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
             o += emitted
@@ -389,14 +479,15 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
                                     depth_b, ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, bx0, by0, bz0, bx1, by1,
                                     bz1, bx2, by2, bz2, scratch):
                     continue
-            row, n, ux, uy, uz, pnx, pny, pnz, pc, qnx, qny, qnz, qc = _piece(
-                pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch)
+            row, n, ux, uy, uz, pnx, pny, pnz, pc, qnx, qny, qnz, qc, cut, cuts = _piece(
+                pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch, ALL_FIXED, -1.0)
             if n < 3:
                 continue
             if not write:
                 if pieces < MAX_FACE_PIECES:
-                    scratch[p, FACE_PIECES + 2 * pieces] = i
-                    scratch[p, FACE_PIECES + 2 * pieces + 1] = j
+                    scratch[p, FACE_PIECES + 3 * pieces] = i * (ALL_FIXED + 1) + cut
+                    scratch[p, FACE_PIECES + 3 * pieces + 1] = j
+                    scratch[p, FACE_PIECES + 3 * pieces + 2] = cuts
                 pieces += 1
             emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, pnx, pny, pnz, pc, qnx, qny, qnz, qc, kb, keff,
                                    0.0, h, edge, SLIVER, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
