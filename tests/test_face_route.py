@@ -232,3 +232,24 @@ def test_the_write_pass_replays_each_piece_to_the_bit():
     assert replayed == np.sum(records >= 0.0) > 0.8 * pieces
     assert np.all(out[:, 0, 0] >= 3)  # each recorded piece is a piece, recorded as the count pass did
     np.testing.assert_array_equal(out[:, 0], out[:, 1])  # NaN past each polygon's end on both sides
+
+
+def test_each_cluster_ball_holds_its_triangles_balls():
+    # the near-triangle searches pass over a run of FACE_CLUSTER triangles when the run's ball
+    # misses: each triangle's ball must lie in its run's (packed after the mesh's two bound rows)
+    from hydro.sdf.layout import FACE_CLUSTER, I_FACE_COUNT, I_FACES, I_PLANE_COUNT, I_PLANES, MESH_TRI_BALL
+    from hydro.sdf.layout import PLANE_ROWS_EXTRA
+
+    v, f = icosphere(subdivisions=2)
+    rng = np.random.default_rng(7)
+    m = shapes([Mesh(v, f), Mesh(v, f[rng.permutation(len(f))])], resolution=32)  # coherent runs, shuffled ones
+    pack = m.sdf_pack
+    for s in range(2):
+        first, count = pack.params_i[s, I_FACES], pack.params_i[s, I_FACE_COUNT]
+        assert first >= 0 and count == len(f)
+        runs = pack.params_i[s, I_PLANES] + pack.params_i[s, I_PLANE_COUNT] + PLANE_ROWS_EXTRA
+        balls = pack.mesh_tri[first:first + count, MESH_TRI_BALL:MESH_TRI_BALL + 4].astype(float)
+        for t in range(count):
+            c = pack.planes[runs + t // FACE_CLUSTER]
+            assert np.linalg.norm(balls[t, :3] - c[:3]) + balls[t, 3] < c[3]
+        assert pack.planes.shape[0] >= runs + -(-count // FACE_CLUSTER)

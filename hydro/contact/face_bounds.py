@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn
-from ..sdf.layout import (F_FACE_REACH, I_FACE_COUNT, I_FACES, I_PLANE_COUNT, I_PLANES, MESH_TRI_BALL,
-                          MESH_TRI_PLANE)
+from ..sdf.layout import (F_FACE_REACH, FACE_CLUSTER, I_FACE_COUNT, I_FACES, I_PLANE_COUNT, I_PLANES, MESH_TRI_BALL,
+                          MESH_TRI_PLANE, PLANE_ROWS_EXTRA)
 from .pair_layout import MAX_POLYTOPE_PLANES, PF_R_AB, PF_T_AB
 
 #: Triangles of each shape that may lie near the other (the scratch holds their ids); more: the grid
@@ -213,6 +213,32 @@ def _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, grow):
     return _distance_below(pair_f, p, sdf, so, so_side, x, y, z) < r + grow
 
 
+@device_fn(inline=True)
+def _next_near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, grow):
+    """The first triangle from ``t`` on (rows of SDF ``s``'s convex mesh, in order) that is
+    :func:`_near` the other shape, or the end of its rows. A run of ``FACE_CLUSTER`` triangles
+    whose cluster ball grown likewise misses the other's ball is passed over at once (each of its
+    triangles' balls lies in the cluster's, so each would fail the same test)."""
+    first = sdf.params_i[s, I_FACES]
+    end = first + sdf.params_i[s, I_FACE_COUNT]
+    runs = bounds_row(sdf, s) + PLANE_ROWS_EXTRA  # the clusters' rows (hydro.sdf.mesh_faces.cluster_balls)
+    while t < end:
+        k = t - first
+        if k % FACE_CLUSTER == 0:
+            row = runs + k // FACE_CLUSTER
+            dx = sdf.planes[row, 0] - ox
+            dy = sdf.planes[row, 1] - oy
+            dz = sdf.planes[row, 2] - oz
+            far = ball + grow + sdf.planes[row, 3]
+            if dx * dx + dy * dy + dz * dz >= far * far:
+                t += FACE_CLUSTER
+                continue
+        if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, grow):
+            return t
+        t += 1
+    return end
+
+
 @device_fn(inline=False)
 def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, known, scratch, col, cap):
     """The triangles of SDF ``s`` (shape ``side``) whose piece of the patch can meet the other shape
@@ -228,28 +254,32 @@ def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, known, scratch, col
     ox, oy, oz = _to_local(pair_f, p, side, ox, oy, oz)
     ball = sdf.planes[row + 1, 3]
     first = sdf.params_i[s, I_FACES]
+    end = first + sdf.params_i[s, I_FACE_COUNT]
     depth = known
     if known < 0.0:
         depth = 1e300
-        for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
-            if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, reach):
-                nx, ny, nz, c = face_plane(pair_f, p, sdf, side, t)
-                if nx != 0.0 or ny != 0.0 or nz != 0.0:
-                    depth = min(depth, _support_above(pair_f, p, sdf, so, so_side, -nx, -ny, -nz) - c)
+        t = _next_near(pair_f, p, sdf, s, side, so, so_side, first, ox, oy, oz, ball, reach)
+        while t < end:
+            nx, ny, nz, c = face_plane(pair_f, p, sdf, side, t)
+            if nx != 0.0 or ny != 0.0 or nz != 0.0:
+                depth = min(depth, _support_above(pair_f, p, sdf, so, so_side, -nx, -ny, -nz) - c)
+            t = _next_near(pair_f, p, sdf, s, side, so, so_side, t + 1, ox, oy, oz, ball, reach)
         if depth > reach and sdf.params_i[so, I_FACES] < 0:  # against a shape of planes: a tighter bound
             tight = 1e300
-            for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
-                if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, reach):
-                    tight = min(tight, _depth_in_cap(pair_f, p, sdf, s, side, so, so_side, t))
+            t = _next_near(pair_f, p, sdf, s, side, so, so_side, first, ox, oy, oz, ball, reach)
+            while t < end:
+                tight = min(tight, _depth_in_cap(pair_f, p, sdf, s, side, so, so_side, t))
+                t = _next_near(pair_f, p, sdf, s, side, so, so_side, t + 1, ox, oy, oz, ball, reach)
             depth = min(depth, tight)
         depth = max(depth, 0.0)
     grow = min(depth, reach)
     n = 0
-    for t in range(first, first + sdf.params_i[s, I_FACE_COUNT]):
-        if _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, grow):
-            if n < cap:
-                scratch[p, col + n] = t
-            n += 1
+    t = _next_near(pair_f, p, sdf, s, side, so, so_side, first, ox, oy, oz, ball, grow)
+    while t < end:
+        if n < cap:
+            scratch[p, col + n] = t
+        n += 1
+        t = _next_near(pair_f, p, sdf, s, side, so, so_side, t + 1, ox, oy, oz, ball, grow)
     return n, depth
 
 

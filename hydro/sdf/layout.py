@@ -202,6 +202,10 @@ I_COUNT = 18
 #: Rows of ``SDFView.planes`` after a shape's planes: its local bounding box's centre (x, y, z, 0),
 #: then its half extents and the radius of a ball about that centre holding the shape (x, y, z, r)
 PLANE_ROWS_EXTRA = 2
+#: A convex mesh with face lists (``I_FACES``) has, after those rows, one row per run of
+#: ``FACE_CLUSTER`` consecutive triangles (the last may be shorter): a ball (x, y, z, r) holding
+#: their balls, so that a search for the triangles near a point passes over a run at once
+FACE_CLUSTER = 16
 #: Values stored per brick at ``I_SLOPES_OFFSET``: bounds on |∂φ/∂x|, |∂φ/∂y|, |∂φ/∂z| of the
 #: stored field, then (for a primitive) a bound on |exact φ − stored φ| inside the brick, then 1
 #: where the exact field may be curved inside the brick and 0 where it is affine (a box away from
@@ -229,8 +233,9 @@ class SDFView(NamedTuple):
     mesh_ids: Any  # int32: candidate triangles of each cell, nearest to the cell's centre first
     mesh_key: Any  # float32: lower bound on each candidate's distance from its cell's centre
     mesh_tri: Any  # (T, MESH_TRI_VALUES) float32: corners, vertex and edge pseudo-normals
-    planes: Any  # (Σ (plane count + PLANE_ROWS_EXTRA), 4) float64: (n, c) with n·x + c the plane's signed
-    #              distance (n outward, unit), local frame; inside a box or convex mesh φ is their max
+    planes: Any  # (Σ (plane count + PLANE_ROWS_EXTRA [+ clusters]), 4) float64: (n, c) with n·x + c the plane's
+    #              signed distance (n outward, unit), local frame; inside a box or convex mesh φ is their
+    #              max; a convex mesh's FACE_CLUSTER balls after its two extra rows
     # a convex mesh's triangles (hydro.sdf.mesh_faces): per triangle its neighbours (rows of mesh_tri)
     face_start: Any  # int32: per triangle of each convex mesh (at I_FACE_START) its first entry, then the end
     face_ids: Any  # int32: the neighbours, nearest first

@@ -17,6 +17,11 @@ argument). Built here once per mesh, beside its exact field, when the mesh's sol
   no lists). The route takes a pair only when neither shape can be pressed deeper than its reach
   (:func:`hydro.contact.face_bounds.faces_fit`); deeper pairs take the grid.
 
+Packed with the mesh (:func:`cluster_balls`): per run of ``FACE_CLUSTER`` consecutive triangles a
+ball holding theirs, so that the search for the triangles near the other shape of a pair passes
+over a run at once (a mesh's triangles usually come in spatially coherent order, as subdivision and
+most exporters make them; an incoherent order only makes the balls large, never wrong).
+
 A mesh is convex when every vertex of its solid lies on or below every triangle's plane, to
 ``CONVEX_TOLERANCE`` of its size (rounding: the triangle table stores float32 corners); checked
 only below ``MAX_FACE_TRIANGLES`` triangles (the check costs triangles × hull vertices).
@@ -31,7 +36,7 @@ import numpy as np
 from ..backend import cpu_jit
 from ..geometry.mesh_distance import _closest_on_triangle
 from ..geometry.support import closest_segments
-from .layout import MESH_TRI_BALL, MESH_TRI_PLANE
+from .layout import FACE_CLUSTER, MESH_TRI_BALL, MESH_TRI_PLANE
 
 #: Depth (× the shape's voxel) the neighbour lists hold for, at most (less where lists of
 #: ``MAX_FACE_NEIGHBOURS`` do not reach that far)
@@ -180,3 +185,22 @@ def convex_faces(tri, h: float) -> ConvexFaces | None:
     g32 = gap.astype(np.float32)
     g32 = np.where(g32.astype(np.float64) > gap, np.nextafter(g32, np.float32(-np.inf)), g32)  # still a lower bound
     return ConvexFaces(start=start.astype(np.int32), ids=ids.astype(np.int32), gap=g32, reach=reach)
+
+
+#: Relative slack of a cluster's ball over its triangles' (covers the rounding of the tests that use it)
+CLUSTER_SLACK = 1e-6
+
+
+def cluster_balls(tri: np.ndarray) -> np.ndarray:
+    """Per run of ``FACE_CLUSTER`` consecutive rows of the triangle table ``tri`` (the last run may
+    be shorter): a ball (x, y, z, r) holding each of their balls (the centre their balls' mean,
+    the radius the farthest reach, widened by ``CLUSTER_SLACK``), float64, (runs, 4)."""
+    balls = np.asarray(tri[:, MESH_TRI_BALL:MESH_TRI_BALL + 4], dtype=np.float64)
+    out = np.zeros((-(-len(balls) // FACE_CLUSTER), 4))
+    for c in range(len(out)):
+        run = balls[c * FACE_CLUSTER:(c + 1) * FACE_CLUSTER]
+        centre = run[:, :3].mean(axis=0)
+        reach = float((np.linalg.norm(run[:, :3] - centre, axis=1) + run[:, 3]).max())
+        out[c, :3] = centre
+        out[c, 3] = reach * (1.0 + CLUSTER_SLACK) + CLUSTER_SLACK * float(np.abs(centre).max())
+    return out

@@ -10,6 +10,7 @@ from .layout import (B_CURVED, B_EXACT_GAP, BRICK_BOUNDS, F_BAND_INNER, F_BAND_O
                      F_ORIGIN, F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET,
                      I_COUNT, I_FACE_COUNT, I_FACE_START, I_FACES, I_FORMAT, I_MESH, I_PLANE_COUNT, I_PLANES, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET,
                      I_SLOT_OFFSET, MESH_TRI_VALUES, SDFView)
+from .mesh_faces import cluster_balls
 from .sample import EXACT_PHI, GRID_PHI, SAMPLE_PHI, SAMPLE_PHI_GRAD
 
 
@@ -102,6 +103,8 @@ class SDFPack:
                 entries_off += n_entries
                 tri_off += len(mf.tri)
             rows, count = shape_planes(sdf.geometry)
+            if mf is not None and cf is not None:  # its triangles' clusters (hydro.sdf.mesh_faces)
+                rows = np.concatenate([rows, cluster_balls(mf.tri)])
             pi[s, I_PLANES] = plane_off
             pi[s, I_PLANE_COUNT] = count
             planes.append(rows)
