@@ -427,7 +427,9 @@ def _subdivided(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, 
     py = y0
     pz = z0
     for i in range(cuts + 1):
-        for j in range(cuts + 1 - i):
+        for jj in range(cuts + 1 - i):
+            # rows walked back and forth, so each point lies a cut from the one before (its hints)
+            j = jj if i % 2 == 0 else cuts - i - jj
             k = BLOCK_SUB + SUB_VALUES * sub_index(i, j, cuts)
             u = i / cuts
             v = j / cuts

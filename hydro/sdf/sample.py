@@ -427,7 +427,15 @@ def mesh_field_phi_hint(s, x, y, z, sdf, hint, bound):
         t = sdf.mesh_ids[e]
         if t == hint:  # tested already
             continue
-        # the triangle's ball first: farther than the best, it cannot be nearer
+        # the triangle's plane first (a lower bound within the stored values' rounding: see
+        # MESH_TRI_PLANE), which prunes the nearest triangle's neighbours
+        plane = (abs(x * float(tri[t, MESH_TRI_PLANE]) + y * float(tri[t, MESH_TRI_PLANE + 1])
+                     + z * float(tri[t, MESH_TRI_PLANE + 2]) - float(tri[t, MESH_TRI_PLANE + 3]))
+                 - float(tri[t, MESH_TRI_PLANE + 4])) * (1.0 / (1.0 + 1e-6))
+        if plane >= best:
+            other = min(other, plane)
+            continue
+        # then its ball: farther than the best, it cannot be nearer
         bx_ = x - float(tri[t, MESH_TRI_BALL])
         by_ = y - float(tri[t, MESH_TRI_BALL + 1])
         bz_ = z - float(tri[t, MESH_TRI_BALL + 2])
@@ -436,13 +444,6 @@ def mesh_field_phi_hint(s, x, y, z, sdf, hint, bound):
         if ball2 >= reach * reach:
             if ball2 < (float(tri[t, MESH_TRI_BALL + 3]) + other) ** 2:
                 other = math.sqrt(ball2) - float(tri[t, MESH_TRI_BALL + 3])
-            continue
-        # then its plane (a lower bound within the stored values' rounding: see MESH_TRI_PLANE)
-        plane = (abs(x * float(tri[t, MESH_TRI_PLANE]) + y * float(tri[t, MESH_TRI_PLANE + 1])
-                     + z * float(tri[t, MESH_TRI_PLANE + 2]) - float(tri[t, MESH_TRI_PLANE + 3]))
-                 - float(tri[t, MESH_TRI_PLANE + 4])) * (1.0 / (1.0 + 1e-6))
-        if plane >= best:
-            other = min(other, plane)
             continue
         px, py, pz, feat = _closest_on_triangle(
             x, y, z, float(tri[t, 0]), float(tri[t, 1]), float(tri[t, 2]), float(tri[t, 3]), float(tri[t, 4]),
