@@ -152,8 +152,9 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
             return pose_transform_points(b_to_a, pose_transform_points(shape_poses[b], q))
 
         out = []
-        for geo, local, margin in ((sa.geometry, to_a, ma), (sb.geometry, lambda q: q, mb)):
-            plane = _face_plane(geo, local(x[None])[0], float(geo.phi(local(x[None]))[0]), KINK_TOLERANCE * h, margin)
+        for sdf, local in ((sa, to_a), (sb, lambda q: q)):
+            plane = _face_plane(sdf, local(x[None])[0], float(sdf.geometry.phi(local(x[None]))[0]), KINK_TOLERANCE * h,
+                                margin)
             if plane is None:
                 return None
             n_l, c_l = plane
@@ -273,14 +274,17 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
 
 
 KINK_TOLERANCE = 1e-5  # kinks.KINK_TOLERANCE
-KINK_MARGIN = 1e-3  # kinks.KINK_MARGIN
+KINK_MARGIN = 1e-6  # kinks.KINK_MARGIN
 
 
-def _face_plane(geometry, x, phi, tol, margin):
-    """(n, c) in the geometry's frame: the face plane n·x + c that is its exact field ``phi`` at the
-    local point x — a mesh's nearest triangle's, a box's largest face plane — when they agree to
-    ``tol`` and no other face comes within ``margin``; else None."""
+def _face_plane(sdf, x, phi, tol, margin):
+    """(n, c) in the shape's frame: the face plane n·x + c that is its exact field ``phi`` at the
+    local point x — a mesh's nearest triangle's (the corners as its SDF stores them, float32, which
+    the exact distance is measured to), a box's largest face plane — when they agree to ``tol`` and
+    no other face comes within ``margin``; else None."""
     from hydro.geometry import Box, Mesh
+
+    geometry = sdf.geometry
 
     if isinstance(geometry, Box):
         half = np.asarray(geometry.size, float) / 2
@@ -290,8 +294,7 @@ def _face_plane(geometry, x, phi, tol, margin):
         if not (n @ x + c) - (runner_up[0] @ x + runner_up[1]) > margin:
             return None
     elif isinstance(geometry, Mesh):
-        solid = geometry.solid()
-        tri = np.asarray(solid.vertices, float)[np.asarray(solid.faces)]
+        tri = np.asarray(sdf.mesh_field.tri[:, :9], float).reshape(-1, 3, 3)
         d = triangle_distances(x[None], tri)[0]
         first = int(np.argmin(d))
         normals = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])

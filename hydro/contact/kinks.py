@@ -33,6 +33,7 @@ from __future__ import annotations
 
 
 from ..backend import device_fn
+from ..geometry.primitives import BOX
 from ..sdf.layout import I_PLANE_COUNT, I_PRIMITIVE
 from ..sdf.sample import corner_plane, field_phi_hint, mesh_face_alone
 from .contacts import sub_triangle_sums, sub_triangles_contact, unit_normal
@@ -50,15 +51,15 @@ from .pair_setup import b_to_a
 KINK_TOLERANCE = 1e-5
 #: A vertex whose nearest face is not the only one within this many voxels (it lies on a kink)
 #: could take either face's plane: the triangle is subdivided instead
-KINK_MARGIN = 1e-3
+KINK_MARGIN = 1e-6
 
 
 @device_fn(inline=True)
 def _field_plane(pairs, p, sdf, s, side, t, x, y, z, phi, tol, margin):
     """(whether found, nx, ny, nz, c): in B's frame, the face plane n·x + c of SDF ``s`` (shape
     ``side``: 0 A, 1 B) that is its field at the B-local point (x, y, z), where the field is
-    ``phi``: a mesh's triangle ``t`` (its nearest there; −1: none), or a shape of planes' largest
-    plane there (a box); accepted where it agrees with ``phi`` to ``tol`` and (``margin`` >= 0) no
+    ``phi``: a mesh's triangle ``t`` (its nearest there; −1: none), or a box's largest face plane
+    there (no other primitive); accepted where it agrees with ``phi`` to ``tol`` and (``margin`` >= 0) no
     other face comes within ``margin`` of it (:func:`~hydro.sdf.sample.mesh_face_alone`)."""
     nx = ny = nz = c = 0.0
     if sdf.params_i[s, I_PRIMITIVE] < 0:
@@ -74,7 +75,7 @@ def _field_plane(pairs, p, sdf, s, side, t, x, y, z, phi, tol, margin):
             if not mesh_face_alone(s, qx, qy, qz, sdf, t, abs(phi), margin, tol):
                 return False, nx, ny, nz, c
         nx, ny, nz, c = plane_to_b(pairs.f, p, side, lx, ly, lz, lc)
-    else:
+    elif sdf.params_i[s, I_PRIMITIVE] == BOX:
         best = second = -1e300
         for k in range(sdf.params_i[s, I_PLANE_COUNT]):
             kx, ky, kz, kc = shape_plane(pairs.f, p, sdf, s, side, k)
@@ -87,6 +88,8 @@ def _field_plane(pairs, p, sdf, s, side, t, x, y, z, phi, tol, margin):
                 second = value
         if best == -1e300 or not best - second > margin:
             return False, nx, ny, nz, c
+    else:  # another primitive: a curved field, or planes the route does not model (a cylinder's caps)
+        return False, nx, ny, nz, c
     return abs(nx * x + ny * y + nz * z + c - phi) <= tol, nx, ny, nz, c
 
 
