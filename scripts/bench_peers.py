@@ -332,19 +332,6 @@ def revolved_tetrahedra(profile, centre, n):
 RING = (0.08, 0.05, 0.03, 32)  # outer and inner circumradius, height, sections: a square cross-section
 
 
-def ring_on_box_force(r_out, r_in, n, depth, k):
-    """Equal stiffnesses: where both fields are face planes the interface bisects the overlap, near
-    the walls p = k·w (w the distance to the wall), so F = k ∫ min(w, depth/2) dA over the annulus of
-    regular n-gons = k ∫_0^{depth/2} |{w > t}| dt: inward offsets of the outer polygon (apothem
-    a − t), outward offsets of the inner one (area + perimeter·t + π t²)."""
-    c = 0.5 * depth
-    a_out = r_out * math.cos(math.pi / n)
-    area_in = n * r_in**2 * math.sin(math.pi / n) * math.cos(math.pi / n)
-    perim_in = 2.0 * n * r_in * math.sin(math.pi / n)
-    outer = n * math.tan(math.pi / n) * (a_out**3 - (a_out - c) ** 3) / 3.0
-    return k * (outer - (area_in * c + perim_in * c * c / 2.0 + math.pi * c**3 / 3.0))
-
-
 def _convex_inside(points, verts, faces):
     """Inside a convex polyhedron, φ = max_i (n_i·x − d_i) (the nearest face plane)."""
     n = np.cross(verts[faces[:, 1]] - verts[faces[:, 0]], verts[faces[:, 2]] - verts[faces[:, 0]])
@@ -458,6 +445,8 @@ def mesh_scenes(box):
     meshes) pressed 10 % of their height into a 1000× stiffer box."""
     from scipy.spatial.transform import Rotation
 
+    from hydro.tools import analytic
+
     out = {}
     verts, faces = icosphere_mesh()
     tets = star_tetrahedra(verts, faces)
@@ -476,7 +465,7 @@ def mesh_scenes(box):
     ring = revolved_mesh(profile, n)
     ring_tets = revolved_tetrahedra(profile, (0.5 * (r_out + r_in), 0.5 * height), n)
     d = 0.002
-    ref = ring_on_box_force(r_out, r_in, n, d, K)
+    ref = analytic.ring_on_box(d, r_out, r_in, n, k=K).force
     out["ring mesh on box, 2 mm"] = ([box, _shape("mesh", ring, (0, 0, -d), tets=ring_tets)], (ref, math.nan), ref)
     for name, file, spacing in ASSET_ROWS:
         shapes, ref = asset_press(os.path.join(ASSETS, file), spacing)

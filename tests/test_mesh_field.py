@@ -14,6 +14,7 @@ from hydro.geometry import Box, Mesh
 from hydro.geometry.mesh_check import MeshWarning
 from hydro.sdf import SDFSettings, build_sdf
 from hydro.sdf.layout import BRICK
+from hydro.tools.analytic import ring_on_box
 from pipeline_util import pose, shapes
 
 K = 1e9
@@ -81,21 +82,6 @@ def ring_mesh(r_out, r_in, height, n=32):
         f += [[ob, ib2, ob2], [ob, ib, ib2]]  # bottom, facing −Z
         f += [[ot, ot2, it2], [ot, it2, it]]  # top, facing +Z
     return v, np.array(f)
-
-
-def ring_on_box_force(r_out, r_in, n, depth, k):
-    """Force of a ring (regular n-gons of circumradius r_out, r_in) pressed ``depth`` flat into a
-    box, both of stiffness k: the interface bisects the overlap where both fields are the face
-    planes, and near the walls p = k·w (w the distance to the wall), so F = k ∫ min(w, depth/2) dA =
-    k ∫_0^{depth/2} |{w > t}| dt, with the outer polygon's inward offsets (n-gons of apothem
-    a − t) and the inner one's outward offsets (its area + perimeter·t + π t²)."""
-    c = 0.5 * depth
-    tan = math.tan(math.pi / n)
-    a_out = r_out * math.cos(math.pi / n)
-    area_in = n * r_in**2 * math.sin(math.pi / n) * math.cos(math.pi / n)
-    perim_in = 2.0 * n * r_in * math.sin(math.pi / n)
-    outer = n * tan * (a_out**3 - (a_out - c) ** 3) / 3.0
-    return k * (outer - (area_in * c + perim_in * c * c / 2.0 + math.pi * c**3 / 3.0))
 
 
 def icosphere():
@@ -386,7 +372,7 @@ def test_a_ring_flat_on_a_box_within_half_a_percent_at_64():
     # (−3.5 % by the whole triangles' rule)
     v, f = ring_mesh(0.08, 0.05, 0.03)
     d = 0.002
-    ref = ring_on_box_force(0.08, 0.05, 32, d, K)
+    ref = ring_on_box(d, 0.08, 0.05, 32, k=K).force
     m = shapes([Box((0.5, 0.5, 0.2)), Mesh(v, f, name="ring")], resolution=64, stiffness=K)
     poses = np.array([pose((0, 0, -0.1)), pose((0, 0, -d))])
     got = _force_z(m, poses, True)

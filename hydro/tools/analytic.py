@@ -195,6 +195,29 @@ def prism_on_box(depth: float, polygon, *, k: float = 1e9) -> ClosedForm:
     return ClosedForm(k * V, inner + math.sqrt(2.0) * (S - inner), -w)
 
 
+def ring_on_box(depth: float, r_out: float, r_in: float, n: int, *, k: float = 1e9) -> ClosedForm:
+    """A ring of regular n-gons (the outer and inner walls' corners at radii ``r_out`` and
+    ``r_in``, at the same angles; flat top and bottom) resting flat on a larger box, overlap
+    ``depth`` (equal stiffness). Where both fields are face planes the interface bisects the
+    overlap; near a wall, at a distance t from it across the bottom, p = k·t, so with w = d/2
+
+        V = ∫∫ min(t, w) dA = ∫_0^w |{t > s}| ds,
+
+    |{t > s}| the outer polygon offset inward by s (apothem a − s: n·tan(π/n)·(a − s)²) less the
+    inner one offset outward (its area + perimeter·s + π·s²: the hole's corners are the ring's
+    reflex edges, where the distance is to the edge). Valid while w is below half the wall
+    thickness; the area is not given."""
+    d = float(depth)
+    if d <= 0.0:
+        return ClosedForm(0.0, 0.0, 0.0)
+    c = 0.5 * d
+    a_out = r_out * math.cos(math.pi / n)
+    area_in = n * r_in**2 * math.sin(math.pi / n) * math.cos(math.pi / n)
+    perim_in = 2.0 * n * r_in * math.sin(math.pi / n)
+    outer = n * math.tan(math.pi / n) * (a_out**3 - (a_out - c) ** 3) / 3.0
+    return ClosedForm(k * (outer - (area_in * c + perim_in * c * c / 2.0 + math.pi * c**3 / 3.0)), math.nan, -c)
+
+
 def half_space_force(phi, lo, hi, *, k_shape: float = 1e9, k_box: float = 1e9, spacing: float,
                      depth_scale: float) -> ClosedForm:
     """The hydroelastic force on a shape pressed into a box's top face (z = 0, a half space below
