@@ -14,6 +14,7 @@ from hydro.geometry import Box, Mesh
 from hydro.geometry.mesh_check import MeshWarning
 from hydro.sdf import SDFSettings, build_sdf
 from hydro.sdf.layout import BRICK
+from hydro.tools.analytic import ring_on_box
 from pipeline_util import pose, shapes
 
 K = 1e9

@@ -10,7 +10,7 @@ import math
 from ..backend import device_fn
 from ..sdf.layout import (F_FACE_REACH, FACE_CLUSTER, I_FACE_COUNT, I_FACES, I_PLANE_COUNT, I_PLANES, MESH_TRI_BALL,
                           MESH_TRI_PLANE, PLANE_ROWS_EXTRA)
-from .pair_layout import MAX_POLYTOPE_PLANES, PF_R_AB, PF_T_AB
+from .pair_layout import MAX_POLYTOPE_PLANES, PF_R_AB, PF_T_AB, pair_rotate, pair_transform
 
 #: Triangles of each shape that may lie near the other (the scratch holds their ids); more: the grid
 MAX_FACE_CANDIDATES = 128
@@ -98,19 +98,15 @@ def _dir_to_local(pair_f, p, side, x, y, z):
     """A B-frame direction in shape ``side``'s own frame."""
     if side == 1:
         return x, y, z
-    r = PF_R_AB
-    return (pair_f[p, r] * x + pair_f[p, r + 1] * y + pair_f[p, r + 2] * z,
-            pair_f[p, r + 3] * x + pair_f[p, r + 4] * y + pair_f[p, r + 5] * z,
-            pair_f[p, r + 6] * x + pair_f[p, r + 7] * y + pair_f[p, r + 8] * z)
+    return pair_rotate(pair_f, p, PF_R_AB, x, y, z)
 
 
 @device_fn(inline=True)
 def _to_local(pair_f, p, side, x, y, z):
-    """A B-frame point in shape ``side``'s own frame."""
+    """A B-frame point in shape ``side``'s own frame (A's: the pair's B → A transform)."""
     if side == 1:
         return x, y, z
-    lx, ly, lz = _dir_to_local(pair_f, p, 0, x, y, z)
-    return lx + pair_f[p, PF_T_AB], ly + pair_f[p, PF_T_AB + 1], lz + pair_f[p, PF_T_AB + 2]
+    return pair_transform(pair_f, p, PF_R_AB, PF_T_AB, x, y, z)
 
 
 @device_fn(inline=True)

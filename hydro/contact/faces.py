@@ -230,12 +230,12 @@ B_CODE = MAX_FACE_NEIGHBOURS
 
 
 @device_fn(inline=True)
-def _cut(scratch, p, row, n, nx, ny, nz, c, code, record, cuts, scale):
-    """:func:`~.polygon.clip` that, when ``record``, adds ``code`` to the record ``cuts`` (its next
+def _cut(scratch, p, row, n, nx, ny, nz, c, code, cuts, scale):
+    """:func:`~.polygon.clip` that adds ``code`` to the record ``cuts`` (its next
     base-256 digit, ``scale``) if the plane cut the polygon (moved it to the other row): (row,
     count, cuts, scale); more than ``RECORDED_CUTS`` cuts: the record becomes −1 (not replayable)."""
     new_row, m = clip(scratch, p, row, n, nx, ny, nz, c)
-    if record and new_row != row and cuts >= 0.0:
+    if new_row != row and cuts >= 0.0:
         if scale >= 256.0**RECORDED_CUTS:
             cuts = -1.0
         else:
@@ -290,11 +290,11 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
             if k != j and n > 0:
                 kx, ky, kz, kc = shape_plane(pair_f, p, sdf, sb, 1, k)
                 row, n, cuts, scale = _cut(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc, B_CODE + k,
-                                           True, cuts, scale)
+                                           cuts, scale)
         while n > 0 and ea < n_a:
             base = FACE_NEIGHBOURS + 4 * ea
             row, n, cuts, scale = _cut(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
-                                       scratch[p, base + 2] - anz, scratch[p, base + 3] - ac, ea, True, cuts, scale)
+                                       scratch[p, base + 2] - anz, scratch[p, base + 3] - ac, ea, cuts, scale)
             ea += 1
         return row, n, cuts
     eb, end_b = _neighbour_range(sdf, sb, j)
@@ -303,7 +303,7 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
         if ea < n_a:
             base = FACE_NEIGHBOURS + 4 * ea
             row, n, cuts, scale = _cut(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
-                                       scratch[p, base + 2] - anz, scratch[p, base + 3] - ac, ea, True, cuts, scale)
+                                       scratch[p, base + 2] - anz, scratch[p, base + 3] - ac, ea, cuts, scale)
             ea += 1
         if eb < end_b and n > 0:
             if float(sdf.face_gap[eb]) > 2.0 * depth_b:
@@ -311,7 +311,7 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
             else:
                 kx, ky, kz, kc = face_plane(pair_f, p, sdf, 1, sdf.face_ids[eb])
                 row, n, cuts, scale = _cut(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc,
-                                           B_CODE + eb - first_b, True, cuts, scale)
+                                           B_CODE + eb - first_b, cuts, scale)
                 eb += 1
     return row, n, cuts
 

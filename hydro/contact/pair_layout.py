@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ..backend import device_fn
+
 # pair_f columns (float64)
 PF_R_AB = 0  # 9: rotation B-local -> A-local (row-major)
 PF_T_AB = 9  # 3: translation B-local -> A-local
@@ -58,3 +60,18 @@ class PairView(NamedTuple):
 
     f: Any  # (P, PF_COUNT) float64: the PF_* columns
     i: Any  # (P, PI_COUNT) int32: the PI_* columns
+
+
+@device_fn(inline=True)
+def pair_rotate(pair_f, p, r, x, y, z):
+    """The row-major 3×3 rotation stored at pair_f[p, r:r+9] applied to (x, y, z)."""
+    return (pair_f[p, r] * x + pair_f[p, r + 1] * y + pair_f[p, r + 2] * z,
+            pair_f[p, r + 3] * x + pair_f[p, r + 4] * y + pair_f[p, r + 5] * z,
+            pair_f[p, r + 6] * x + pair_f[p, r + 7] * y + pair_f[p, r + 8] * z)
+
+
+@device_fn(inline=True)
+def pair_transform(pair_f, p, r, t, x, y, z):
+    """The rotation at column ``r`` then the translation at column ``t`` of pair p, applied to a point."""
+    rx, ry, rz = pair_rotate(pair_f, p, r, x, y, z)
+    return rx + pair_f[p, t], ry + pair_f[p, t + 1], rz + pair_f[p, t + 2]

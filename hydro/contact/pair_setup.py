@@ -29,6 +29,7 @@ from .pair_layout import (PF_R_AB, PF_T_AB, PF_R_WB, PF_T_WB, PF_KA, PF_KB, PF_M
                           PI_SDF_B, PI_ENV, PI_BRICK_LO, PI_BRICK_DIMS, PI_EXACT, PI_ROUTE,  # noqa: F401
                           PI_COUNT, ROUTE_GRID, ROUTE_POLYTOPE, ROUTE_AXIAL, ROUTE_FACES,  # noqa: F401
                           MAX_POLYTOPE_PLANES, PairView)  # noqa: F401
+from .pair_layout import pair_rotate, pair_transform
 
 #: The axial route parametrises each piece of the patch as z = z0 + ρ·z1(θ) around the round
 #: shape's axis; a piece steeper than this (|z1|, e.g. a cylinder lying on its side, whose rim
@@ -378,33 +379,18 @@ PAIR_SETUP = kernel("pair_setup", _pair_setup_item)
 
 
 @device_fn(inline=True)
-def _rotate(pair_f, p, r, x, y, z):
-    """The row-major 3×3 rotation stored at pair_f[p, r:r+9] applied to (x, y, z)."""
-    return (pair_f[p, r] * x + pair_f[p, r + 1] * y + pair_f[p, r + 2] * z,
-            pair_f[p, r + 3] * x + pair_f[p, r + 4] * y + pair_f[p, r + 5] * z,
-            pair_f[p, r + 6] * x + pair_f[p, r + 7] * y + pair_f[p, r + 8] * z)
-
-
-@device_fn(inline=True)
-def _transform(pair_f, p, r, t, x, y, z):
-    """The rotation at column ``r`` then the translation at column ``t`` of pair p, applied to a point."""
-    rx, ry, rz = _rotate(pair_f, p, r, x, y, z)
-    return rx + pair_f[p, t], ry + pair_f[p, t + 1], rz + pair_f[p, t + 2]
-
-
-@device_fn(inline=True)
 def b_to_a(pairs, p, x, y, z):
     """A B-local point in A's local frame."""
-    return _transform(pairs.f, p, PF_R_AB, PF_T_AB, x, y, z)
+    return pair_transform(pairs.f, p, PF_R_AB, PF_T_AB, x, y, z)
 
 
 @device_fn(inline=True)
 def b_to_world(pairs, p, x, y, z):
     """A B-local point in the world."""
-    return _transform(pairs.f, p, PF_R_WB, PF_T_WB, x, y, z)
+    return pair_transform(pairs.f, p, PF_R_WB, PF_T_WB, x, y, z)
 
 
 @device_fn(inline=True)
 def b_dir_to_world(pairs, p, x, y, z):
     """A B-local direction in the world."""
-    return _rotate(pairs.f, p, PF_R_WB, x, y, z)
+    return pair_rotate(pairs.f, p, PF_R_WB, x, y, z)
