@@ -118,7 +118,8 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
     the grid points, at each vertex, settled on the interface by bisection to round-off (the
     pipeline takes one parabolic step), and at the point of the patch over each inside triangle's
     centroid (Newton's method along the normal to round-off; the pipeline takes one step). Returns
-    a dict of arrays: point, normal, area, depth, pressure, force, stiffness, weight, speculative.
+    a dict of arrays: point, normal, area, depth, pressure, force, stiffness, weight, speculative,
+    and ``kinked``: the rows cut along a kink (the pipeline's ``kinks.kink_contact``).
     """
     from hydro.contact.mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
     from hydro.transforms import pose_inverse, pose_transform_points, quat_rotate
@@ -265,11 +266,11 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
                     else:
                         row, n_row = _triangle_row(v, np.array(vea), np.array(veb), kb, keff, area, centre), n_local
                     rows.append((pose_transform_points(shape_poses[b], row[0]), quat_rotate(shape_poses[b][3:], n_row))
-                                + row[1:])
+                                + row[1:] + (kinked is not None,))
     if not rows:
         return None
     cols = list(zip(*rows))
-    names = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight", "speculative")
+    names = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight", "speculative", "kinked")
     return {n: np.array(c) for n, c in zip(names, cols)}
 
 

@@ -190,6 +190,68 @@ def test_a_nearest_triangle_hint_gives_the_unhinted_field(which):
             assert out[:, 2].mean() > 0.3  # the hint is taken for most small moves
 
 
+@pytest.mark.parametrize("which", ["cube", "ring"])
+def test_a_face_is_alone_exactly_where_no_other_face_comes_within_the_margin(which):
+    """``mesh_face_alone`` (the kink path's tie guard) decides from the cell's list alone: the
+    build lists every triangle within d + LIST_SLACK voxels of each of a cell's points, so a short
+    list (a 12-triangle cube) proves a face alone as a brute force over all triangles does. Points
+    on the cube's bisector planes, a margin either side of them, and at random."""
+    from hydro.backend import get_device
+    from hydro.contact.kinks import KINK_MARGIN, KINK_TOLERANCE
+    from hydro.sdf.mesh_field import LIST_SLACK
+    from hydro.sdf.sample import mesh_face_alone, mesh_field_phi_hint
+
+    import naive
+    import numba
+
+    assert KINK_MARGIN < 0.5 * LIST_SLACK  # the list proves what the margin asks
+
+    @numba.njit
+    def run(pts, sdf, margin, tol, out):
+        for i in range(pts.shape[0]):
+            phi, t, other = mesh_field_phi_hint(0, pts[i, 0], pts[i, 1], pts[i, 2], sdf, -1, 0.0)
+            out[i, 0] = t
+            out[i, 1] = phi
+            out[i, 2] = 1.0 if t >= 0 and mesh_face_alone(0, pts[i, 0], pts[i, 1], pts[i, 2], sdf, t, abs(phi),
+                                                          margin, tol) else 0.0
+
+    if which == "cube":
+        box = trimesh.creation.box((0.1, 0.1, 0.1))
+        v, f = box.vertices, box.faces
+    else:
+        v, f = ring_mesh(0.08, 0.05, 0.03, 8)
+    sdf = build_sdf(Mesh(v, f, name=which), SDFSettings(max_resolution=32))
+    h = sdf.voxel_size
+    margin, tol = KINK_MARGIN * h, KINK_TOLERANCE * h
+    rng = np.random.default_rng(5)
+    solid = Mesh(v, f, name=which).solid()
+    surf, _ = trimesh.sample.sample_surface(trimesh.Trimesh(solid.vertices, solid.faces, process=False), 800, seed=3)
+    pts = surf + rng.normal(scale=0.8 * h, size=surf.shape)
+    if which == "cube":  # on the bisector plane x = z of two faces inside, and just off it
+        q = rng.uniform(-0.049, -0.043, (300, 3))
+        q[:, 2] = q[:, 0]
+        for off in (0.0, 0.5 * margin, 2.0 * margin, 1e-3 * h):
+            pts = np.concatenate([pts, q + np.array([off, 0.0, 0.0])])
+    out = np.full((len(pts), 3), np.nan)
+    run(pts, sdf.pack().view(get_device("cpu")), margin, tol, out)
+    listed = out[:, 0] >= 0
+    assert listed.sum() > 0.8 * len(pts)
+    tri = np.asarray(sdf.mesh_field.tri[:, :9], float).reshape(-1, 3, 3)
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    c = -np.einsum("tk,tk->t", n, tri[:, 0])
+    d = naive.triangle_distances(pts[listed], tri)
+    t = out[listed, 0].astype(int)
+    rows = np.arange(len(t))
+    x = pts[listed]
+    coplanar = (np.abs(n[None] - n[t][:, None]).max(axis=2) <= 1e-5) & (
+        np.abs(np.einsum("pk,ptk->pt", x, n[None] - n[t][:, None]) + c[None] - c[t][:, None]) <= tol)
+    rival = (d <= d[rows, t][:, None] + margin) & ~coplanar
+    alone = ~rival.any(axis=1)
+    np.testing.assert_array_equal(out[listed, 2] > 0.5, alone)
+    assert alone.sum() > 100 and (~alone).sum() > (50 if which == "cube" else 0)
+
+
 def test_exact_field_is_off_for_an_open_mesh_and_the_stored_field_without_it():
     v, f = icosphere()
     sdf = build_sdf(Mesh(v, f[:-3], name="open"), SDFSettings(max_resolution=16), allow_open=True)

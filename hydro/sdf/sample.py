@@ -490,8 +490,10 @@ def mesh_face_alone(s, x, y, z, sdf, t, d, margin, tol):
     """Whether triangle ``t`` of packed mesh shape ``s``, nearest to local (x, y, z) at distance
     ``d``, is the only face there: every other listed triangle within d + ``margin`` of the point
     lies in t's plane (unit normals within 1e-5, the planes' values at the point within ``tol``: the
-    triangles of one flat face). False where the cell's list cannot tell (none, or it ends before
-    d + margin)."""
+    triangles of one flat face). False where the cell has no list. A listed cell's list holds every
+    triangle within d + ``LIST_SLACK`` voxels of any of its points (the build's bound, u + ρ + slack
+    from its centre: see :mod:`~hydro.sdf.mesh_field`), so a ``margin`` below that slack is decided
+    by the list alone."""
     e0, e1, ox, oy, oz = _mesh_cell(s, x, y, z, sdf)
     if e0 == e1:
         return False
@@ -514,7 +516,7 @@ def mesh_face_alone(s, x, y, z, sdf, t, d, margin, tol):
         if (abs(ux - tx) > 1e-5 or abs(uy - ty) > 1e-5 or abs(uz - tz) > 1e-5
                 or abs((ux - tx) * x + (uy - ty) * y + (uz - tz) * z + uc - tc) > tol):
             return False
-    return float(sdf.mesh_key[e1 - 1]) - rho > reach  # the list's end: every unlisted one lies beyond it
+    return True  # the list's end: every unlisted triangle lies beyond d + LIST_SLACK·h > d + margin
 
 
 @device_fn(inline=True)
