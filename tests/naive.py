@@ -30,6 +30,21 @@ def point_triangle_distance(p, tri):
     return d.min(axis=1)
 
 
+def triangle_distances(p, tri):
+    """Exact distance from each point p (N,3) to each triangle of tri (T,3,3): (N, T)."""
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    n = np.cross(b - a, c - a)
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    d_plane = np.einsum("ntk,tk->nt", p[:, None, :] - a[None], n)
+    proj = p[:, None, :] - d_plane[..., None] * n[None]
+    inside = ((np.einsum("ntk,tk->nt", np.cross((b - a)[None], proj - a[None]), n) >= 0)
+              & (np.einsum("ntk,tk->nt", np.cross((c - b)[None], proj - b[None]), n) >= 0)
+              & (np.einsum("ntk,tk->nt", np.cross((a - c)[None], proj - c[None]), n) >= 0))
+    d_edges = np.minimum(np.minimum(point_segment_distance(p, a, b), point_segment_distance(p, b, c)),
+                         point_segment_distance(p, c, a))
+    return np.where(inside, np.abs(d_plane), d_edges)
+
+
 def winding_number(p, tri):
     """Generalised winding number of the closed mesh tri (T,3,3) at points p (N,3)."""
     a = tri[None, :, 0] - p[:, None]
@@ -103,7 +118,8 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
     the grid points, at each vertex, settled on the interface by bisection to round-off (the
     pipeline takes one parabolic step), and at the point of the patch over each inside triangle's
     centroid (Newton's method along the normal to round-off; the pipeline takes one step). Returns
-    a dict of arrays: point, normal, area, depth, pressure, force, stiffness, weight, speculative.
+    a dict of arrays: point, normal, area, depth, pressure, force, stiffness, weight, speculative,
+    and ``kinked``: the rows cut along a kink (the pipeline's ``kinks.kink_contact``).
     """
     from hydro.contact.mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
     from hydro.transforms import pose_inverse, pose_transform_points, quat_rotate
@@ -129,6 +145,25 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
             kna, knb = ka / np.sqrt(ka * kb), kb / np.sqrt(ka * kb)
             return np.where((ea < 0) & (eb < 0), kna * ea - knb * eb, ea - eb)
         return ka * ea - kb * eb
+
+    def planes_at(x, margin):
+        """A's and B's face planes (n, c) in B's frame that are their exact fields at the B-local
+        point x, no other face within ``margin`` (the kink path, hydro/contact/kinks.py), or None."""
+        def to_a(q):
+            return pose_transform_points(b_to_a, pose_transform_points(shape_poses[b], q))
+
+        out = []
+        for sdf, local in ((sa, to_a), (sb, lambda q: q)):
+            plane = _face_plane(sdf, local(x[None])[0], float(sdf.geometry.phi(local(x[None]))[0]), KINK_TOLERANCE * h,
+                                margin)
+            if plane is None:
+                return None
+            n_l, c_l = plane
+            # the plane as a function of the B-local point: affine, its coefficients by evaluation
+            basis = local(np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+            vals = basis @ n_l + c_l
+            out.append((vals[1:] - vals[0], vals[0]))
+        return out
 
     grid = sb.grid_points()  # (nz+1, ny+1, nx+1, 3) in B's frame
     pts_b = grid.reshape(-1, 3)
@@ -196,6 +231,7 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
                     n_local = cr / np.linalg.norm(cr)
                     centre = None
                     sub = None
+                    kinked = None
                     if exact and np.any(s < 0):
                         # one Newton step along the normal, its slope from the voxel's trilinear
                         # gradient of the corners' f
@@ -217,20 +253,130 @@ def patch_contacts(model, shape_poses, a, b, *, clamp=0.02, switched=False, exac
 
                         centre = on_patch(v.mean(axis=0))[1]
                         if abs(centre[0][0] + centre[1][0] - s.mean()) > SUB_DEVIATION * h:
-                            sub = _subdivision(v, vea, veb, on_patch)
+                            if not switched:
+                                kinked = _kink_pieces(v, planes_at, ka, kb, ma, mb, h)
+                            if kinked is None:
+                                sub = _subdivision(v, vea, veb, on_patch)
                         elif not np.all(s < 0):
                             centre = None
-                    if sub is not None:
+                    if kinked is not None:
+                        row, n_row = _pieces_row(v, kinked, kb, keff, n_local)
+                    elif sub is not None:
                         row, n_row = _subdivided_row(v, sub, kb, keff, n_local)
                     else:
                         row, n_row = _triangle_row(v, np.array(vea), np.array(veb), kb, keff, area, centre), n_local
                     rows.append((pose_transform_points(shape_poses[b], row[0]), quat_rotate(shape_poses[b][3:], n_row))
-                                + row[1:])
+                                + row[1:] + (kinked is not None,))
     if not rows:
         return None
     cols = list(zip(*rows))
-    names = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight", "speculative")
+    names = ("point", "normal", "area", "depth", "pressure", "force", "stiffness", "weight", "speculative", "kinked")
     return {n: np.array(c) for n, c in zip(names, cols)}
+
+
+KINK_TOLERANCE = 1e-5  # kinks.KINK_TOLERANCE
+KINK_MARGIN = 1e-6  # kinks.KINK_MARGIN
+
+
+def _face_plane(sdf, x, phi, tol, margin):
+    """(n, c) in the shape's frame: the face plane n·x + c that is its exact field ``phi`` at the
+    local point x — a mesh's nearest triangle's (the corners as its SDF stores them, float32, which
+    the exact distance is measured to), a box's largest face plane — when they agree to ``tol`` and
+    no other face comes within ``margin``; else None."""
+    from hydro.geometry import Box, Mesh
+
+    geometry = sdf.geometry
+
+    if isinstance(geometry, Box):
+        half = np.asarray(geometry.size, float) / 2
+        planes = sorted(((np.eye(3)[i] * sgn, -half[i]) for i in range(3) for sgn in (1.0, -1.0)),
+                        key=lambda q: q[0] @ x + q[1])
+        (n, c), runner_up = planes[-1], planes[-2]
+        if not (n @ x + c) - (runner_up[0] @ x + runner_up[1]) > margin:
+            return None
+    elif isinstance(geometry, Mesh):
+        tri = np.asarray(sdf.mesh_field.tri[:, :9], float).reshape(-1, 3, 3)
+        d = triangle_distances(x[None], tri)[0]
+        first = int(np.argmin(d))
+        normals = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+        normals /= np.linalg.norm(normals, axis=1)[:, None]
+        offsets = -np.einsum("tk,tk->t", normals, tri[:, 0])
+        n, c = normals[first], offsets[first]
+        # another face as near (to the margin) but not in this one's plane: either could be taken
+        near = d <= d[first] + margin
+        other = (np.abs(normals - n).max(axis=1) > 1e-5) | (np.abs((normals - n) @ x + offsets - c) > tol)
+        if margin >= 0.0 and np.any(near & other):
+            return None
+    else:
+        return None
+    return (n, c) if abs(n @ x + c - phi) <= tol else None
+
+
+def _kink_pieces(v, planes_at, ka, kb, ma, mb, h):
+    """The pipeline's kink path (``kinks.kink_contact``) in NumPy: when one field changes face plane
+    across the triangle v (3,3) — one vertex's planes differ from the other two's, in one field —
+    the kink line (where that field's two planes are equal, on the interface of the lone vertex's
+    planes), its points nearest the lone vertex's two edges, checked against both exact fields
+    there; the three pieces [(x (3,3), s (3,))], or None (subdivide)."""
+    tol = KINK_TOLERANCE * h
+    found = [planes_at(x, KINK_MARGIN * h) for x in v]
+    if any(f is None for f in found):
+        return None
+    n_t = np.cross(v[1] - v[0], v[2] - v[0])
+    n_t /= np.linalg.norm(n_t)
+
+    def same(p, q):
+        dn, dc = p[0] - q[0], p[1] - q[1]
+        return all(abs(dn @ x + dc) <= tol for x in v) and abs(dn @ n_t) * h <= tol
+
+    bits = [(1 if same(found[k][0], found[(k + 1) % 3][0]) else 0)
+            | (2 if same(found[k][1], found[(k + 1) % 3][1]) else 0) for k in range(3)]
+    lone = [r for r in range(3) if bits[(r + 1) % 3] == 3 and bits[r] == bits[(r + 2) % 3] and bits[r] in (1, 2)]
+    if not lone:
+        return None
+    r = lone[0]
+    changes = 0 if bits[r] == 2 else 1  # the lone vertex's pairs agree in B only: A changes
+    order = [r, (r + 1) % 3, (r + 2) % 3]
+    x0, x1, x2 = v[order]
+    (pa0, pb0), (pa1, pb1) = found[r], found[(r + 1) % 3]
+    g = (pa0[0] - pa1[0], pa0[1] - pa1[1]) if changes == 0 else (pb0[0] - pb1[0], pb0[1] - pb1[1])
+    f = (ka * pa0[0] - kb * pb0[0], ka * (pa0[1] - ma) - kb * (pb0[1] - mb))
+    line = np.cross(g[0], f[0])
+    # a point of the kink line: least-norm solution of the two plane equations, then the points of
+    # the line and the edge nearest each other
+    base = np.linalg.lstsq(np.array([g[0], f[0]]), -np.array([g[1], f[1]]), rcond=None)[0]
+    ks = []
+    for x_end in (x1, x2):
+        e = x_end - x0
+        m = np.array([[line @ line, -(line @ e)], [line @ e, -(e @ e)]])
+        sl, u = np.linalg.solve(m, np.array([(x0 - base) @ line, (x0 - base) @ e]))
+        k = base + sl * line
+        if not (0.0 <= u <= 1.0 and np.linalg.norm(k - x0 - u * e) <= h):
+            return None
+        # both fields at the kink point are the lone vertex's planes (the other's agree there)
+        there = planes_at(k, -1.0)  # (the kink's ends lie on two faces by construction)
+        if there is None:
+            return None
+        for mine, other in ((pa0, there[0]), (pb0, there[1])):
+            if abs(mine[0] @ k + mine[1] - (other[0] @ k + other[1])) > tol:
+                return None
+        ks.append(k)
+    k1, k2 = ks
+
+    def sep(x, pa, pb):
+        return pa[0] @ x + pa[1] - ma + pb[0] @ x + pb[1] - mb
+
+    s0, s1, s2 = sep(x0, pa0, pb0), sep(x1, pa1, pb1), sep(x2, pa1, pb1)
+    sk1, sk2 = sep(k1, pa0, pb0), sep(k2, pa0, pb0)
+    return [(np.array([x0, k1, k2]), np.array([s0, sk1, sk2])), (np.array([k1, x1, x2]), np.array([sk1, s1, s2])),
+            (np.array([k1, x2, k2]), np.array([sk1, s2, sk2]))], order, np.array([s0, s1, s2])
+
+
+def _pieces_row(v, kinked, kb, keff, n_local):
+    """:func:`_triangle_row` of a triangle cut along its kink into pieces (the pipeline's
+    ``contacts.sub_triangles_contact``): each by the linear rule with its own normal, summed."""
+    pieces, order, s_v = kinked
+    return _summed_row(v[order], [(x, s / 2, s / 2) for x, s in pieces], s_v, kb, keff, n_local)
 
 
 SUB_CUTS = 4  # contacts.SUB_CUTS
@@ -260,34 +406,41 @@ def _subdivided_row(v, pts, kb, keff, n_local):
     """:func:`_triangle_row` of a subdivided triangle (the pipeline's
     ``contacts.subdivided_triangle_contact``): each sub-triangle by the linear rule with its own
     normal, summed; the force is the resultant, along it. Returns (row, normal)."""
-    total = a_in = s_int = 0.0
-    fvec = np.zeros(3)
-    moment = np.zeros(3)
-    mom_area = np.zeros(3)
+    subs = []
     for i in range(SUB_CUTS):
         for j in range(SUB_CUTS - i):
             tris = [((i, j), (i + 1, j), (i, j + 1))]
             if i + j < SUB_CUTS - 1:
                 tris.append(((i + 1, j), (i + 1, j + 1), (i, j + 1)))
             for tri in tris:
-                xs = np.array([pts[t][0] for t in tri])
-                cr = np.cross(xs[1] - xs[0], xs[2] - xs[0])
-                if not np.linalg.norm(cr) > 0.0:
-                    continue
-                ea_ = np.array([pts[t][1] for t in tri])
-                eb_ = np.array([pts[t][2] for t in tri])
-                point, ar, depth, _, force, _, _, spec = _triangle_row(xs, ea_, eb_, kb, keff, 0.5 * np.linalg.norm(cr),
-                                                                       None)
-                if spec:
-                    continue
-                a_in += ar
-                total += force
-                fvec += force * cr / np.linalg.norm(cr)
-                moment += force * point if force > 0.0 else 0.0
-                s_int += depth * ar
-                mom_area += ar * point if force == 0.0 else 0.0
+                subs.append((np.array([pts[t][0] for t in tri]), np.array([pts[t][1] for t in tri]),
+                             np.array([pts[t][2] for t in tri])))
     s = np.array([pts[0, 0][1] + pts[0, 0][2], pts[SUB_CUTS, 0][1] + pts[SUB_CUTS, 0][2],
                   pts[0, SUB_CUTS][1] + pts[0, SUB_CUTS][2]])
+    return _summed_row(v, subs, s, kb, keff, n_local)
+
+
+def _summed_row(v, subs, s, kb, keff, n_local):
+    """A patch triangle's row from its sub-triangles [(x (3,3), eA (3,), eB (3,))] on the patch:
+    each by the linear rule with its own normal, summed; the force is the resultant, along it
+    (``s``: the triangle's vertices' separations). Returns (row, normal)."""
+    total = a_in = s_int = 0.0
+    fvec = np.zeros(3)
+    moment = np.zeros(3)
+    mom_area = np.zeros(3)
+    for xs, ea_, eb_ in subs:
+        cr = np.cross(xs[1] - xs[0], xs[2] - xs[0])
+        if not np.linalg.norm(cr) > 0.0:
+            continue
+        point, ar, depth, _, force, _, _, spec = _triangle_row(xs, ea_, eb_, kb, keff, 0.5 * np.linalg.norm(cr), None)
+        if spec:
+            continue
+        a_in += ar
+        total += force
+        fvec += force * cr / np.linalg.norm(cr)
+        moment += force * point if force > 0.0 else 0.0
+        s_int += depth * ar
+        mom_area += ar * point if force == 0.0 else 0.0
     if a_in <= 0.0:
         return (v.mean(axis=0), 0.0, s.mean(), 0.0, 0.0, 0.0, 0.0, True), n_local
     force = np.linalg.norm(fvec)

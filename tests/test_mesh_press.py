@@ -118,7 +118,10 @@ def test_shallow_flat_foot_warns_and_the_resolution_it_names_carries_the_patch()
     shallow = [m for m in caught if "voxels deep" in m]
     assert len(shallow) == 1 and depth < 0.15 * h
     named = int(re.search(r"newton:sdfMaxResolution (\d+)", shallow[0]).group(1))
-    assert abs(force / ref - 1.0) > 0.01  # missed: and warned
+    # warned, though this foot's patch is carried: its only bends are the kinks where the nearest
+    # face changes 0.3 mm from each wall, which are cut exactly (hydro/contact/kinks.py; subdivided
+    # instead it was 2.5 % low; now −0.7 %); the warning cannot tell a flat foot from one whose patch bends
+    assert abs(force / ref - 1.0) <= 0.01, (force, ref)
     force, caught, h = _press(mesh, depth, SDFSettings(max_resolution=named), polygons=False)
     assert depth >= 0.9 * h  # about one voxel deep
     assert abs(force / ref - 1.0) <= 0.01, (force, ref)

@@ -217,6 +217,13 @@ def test_switched_interface_equals_continuous_for_equal_stiffness():
 # value. The grid values are float32 (as stored); a vertex therefore moves by ~1e-7 voxel, and a
 # triangle's normal by that over its shortest edge (at least mc_edge_clamp_min = 0.02 voxel).
 ROW_ATOL = np.array([2e-6] * 3 + [2e-5] * 3 + [2e-6] * 6)
+#: ... and this many times it for the rows of triangles cut along a kink (hydro/contact/kinks.py):
+#: their pieces meet at the kink line's points nearest two edges, which move by a vertex's rounding
+#: over the sine of the line's angle with the edge. The pipeline's vertices (one parabolic step, t
+#: stored as float32) lie ~1e-7 voxel from the reference's (bisected), and such a row moves by 5–40×
+#: that (measured on the cube's corner below: its kinked rows by up to 4.5e-6 from the reference's
+#: own computation on the pipeline's vertices rounded to float32, its other rows by 5e-8)
+KINKED_ROW_FACTOR = 5.0
 
 
 def _assert_rows_close(got, ref, keys):
@@ -226,6 +233,9 @@ def _assert_rows_close(got, ref, keys):
     (point × force, what the point is used for) and the others as positions."""
     g = _sorted_rows(got, keys)
     r = _sorted_rows(ref, keys)
+    kinked = np.zeros(len(r), bool)
+    if "kinked" in ref:
+        kinked = _sorted_rows(ref, keys + ("kinked",))[:, -1] > 0.5
     if keys[0] == "point" and "force" in keys:
         col = 6 + keys.index("force") - 2  # point (3) and normal (3) come first
         for rows in (g, r):
@@ -233,8 +243,10 @@ def _assert_rows_close(got, ref, keys):
             rows[carries, :3] *= rows[carries, col:col + 1] / np.abs(r[:, col]).max()
     scale = np.abs(r).max(axis=0) + 1e-30
     diff = np.abs(g / scale - r / scale)
-    worst = diff.max(axis=0)
+    worst = diff[~kinked].max(axis=0, initial=0.0)
     assert np.all(worst <= ROW_ATOL[: g.shape[1]]), f"largest column differences {worst}"
+    worst = diff[kinked].max(axis=0, initial=0.0)
+    assert np.all(worst <= KINKED_ROW_FACTOR * ROW_ATOL[: g.shape[1]]), f"kinked rows' largest differences {worst}"
 
 
 def _sorted_rows(d, keys):

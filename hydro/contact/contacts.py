@@ -258,58 +258,32 @@ def _sub_point(values, row, k, x0, y0, z0):
             float(values[row, k + 3]) + float(values[row, k + 4]))
 
 
-@device_fn
-def subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, values, row, base, cuts):
-    """:func:`triangle_contact` of a patch triangle (B frame) over which the patch bends or the
-    pressure is far from linear — a kink of an exact field, where its nearest face changes, or the
-    rim crosses it: its cuts² sub-triangles (``cuts`` <= SUB_CUTS per edge), whose corners lie on
-    the patch, are integrated each by the linear rule (partial ones clipped at s = 0 exactly) with
-    its own normal, and summed into one contact. The points are
-    ``values[row, base + SUB_VALUES·sub_index(i, j, cuts) + (0 .. 4)]`` = (x, y, z from vertex 0,
-    eA, eB): the triangle's point i/cuts along edge 0→1 and j/cuts along 0→2, settled on the patch
-    (the corners are the triangle's vertices).
+@device_fn(inline=True)
+def sub_triangle_sums(xa, ya, za, sa, xb, yb, zb, sb, xc, yc, zc, sc, keff, a_in, total, fx, fy, fz, mx, my, mz, s_int,
+                      ax, ay, az):
+    """Add one sub-triangle of a patch triangle (corners on the patch, their separations s) to the
+    sums of :func:`sub_triangles_contact`: its part inside the overlap by the linear rule (clipped
+    at s = 0 exactly), its force along its own normal; the sums, updated."""
+    sx, sy, sz = _cross(xa, ya, za, xb, yb, zb, xc, yc, zc)
+    length = math.sqrt(sx * sx + sy * sy + sz * sz)
+    if not length > 0.0:
+        return a_in, total, fx, fy, fz, mx, my, mz, s_int, ax, ay, az
+    r = inside_integrals(xa, ya, za, xb, yb, zb, xc, yc, zc, 0.5 * length, -keff * sa, -keff * sb, -keff * sc, sa, sb,
+                         sc)
+    return (a_in + r[0], total + r[1], fx + r[1] * sx / length, fy + r[1] * sy / length, fz + r[1] * sz / length,
+            mx + r[2], my + r[3], mz + r[4], s_int + r[5], ax + r[6], ay + r[7], az + r[8])
 
-    The contact's force is the sum's resultant, along its normal (the resultant's direction); its
+
+@device_fn(inline=True)
+def sub_triangles_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, s0, s1, s2, kb, keff, a_in, total, fx, fy, fz, mx, my,
+                          mz, s_int, ax, ay, az):
+    """:func:`triangle_contact` of a patch triangle (B frame; s0..s2 its vertices' separations)
+    from the sums of its sub-triangles (:func:`sub_triangle_sums`), whose corners lie on the patch:
+    the contact's force is the sum's resultant, along its normal (the resultant's direction); its
     point is the sub-triangles' centre of pressure; area, depth and stiffness are as in
     :func:`triangle_contact` over the sub-triangles, with the depth scaled so that
-    stiffness·|depth| = force. Piecewise-linear pressure on a piecewise-flat patch is integrated
-    with an error about cuts² times smaller than by the whole triangle's rule."""
+    stiffness·|depth| = force."""
     nx, ny, nz, area = unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
-    a_in = total = mx = my = mz = s_int = ax = ay = az = 0.0
-    fx = fy = fz = 0.0
-    for i in range(cuts):
-        for j in range(cuts - i):
-            for down in range(2):
-                if down == 1 and i + j == cuts - 1:
-                    break
-                # up: (i, j), (i + 1, j), (i, j + 1); down: (i + 1, j), (i + 1, j + 1), (i, j + 1)
-                ka = base + SUB_VALUES * sub_index(i + down, j, cuts)
-                kb_ = base + SUB_VALUES * sub_index(i + 1, j + down, cuts)
-                kc = base + SUB_VALUES * sub_index(i, j + 1, cuts)
-                xa, ya, za, sa = _sub_point(values, row, ka, x0, y0, z0)
-                xb, yb, zb, sb = _sub_point(values, row, kb_, x0, y0, z0)
-                xc, yc, zc, sc = _sub_point(values, row, kc, x0, y0, z0)
-                sx, sy, sz = _cross(xa, ya, za, xb, yb, zb, xc, yc, zc)
-                length = math.sqrt(sx * sx + sy * sy + sz * sz)
-                if not length > 0.0:
-                    continue
-                r = inside_integrals(xa, ya, za, xb, yb, zb, xc, yc, zc, 0.5 * length, -keff * sa, -keff * sb,
-                                     -keff * sc, sa, sb, sc)
-                a_in += r[0]
-                total += r[1]
-                fx += r[1] * sx / length
-                fy += r[1] * sy / length
-                fz += r[1] * sz / length
-                mx += r[2]
-                my += r[3]
-                mz += r[4]
-                s_int += r[5]
-                ax += r[6]
-                ay += r[7]
-                az += r[8]
-    s0 = _sub_point(values, row, base, x0, y0, z0)[3]
-    s1 = _sub_point(values, row, base + SUB_VALUES * sub_index(cuts, 0, cuts), x0, y0, z0)[3]
-    s2 = _sub_point(values, row, base + SUB_VALUES * sub_index(0, cuts, cuts), x0, y0, z0)[3]
     force = math.sqrt(fx * fx + fy * fy + fz * fz)
     if force > 0.0 and total > 0.0:
         nx = fx / force
@@ -324,6 +298,41 @@ def subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, va
         force = total
     return _finish_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, s0, s1, s2, a_in, force, mx, my, mz,
                            s_int, ax, ay, az, kb, keff)
+
+
+@device_fn
+def subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, values, row, base, cuts):
+    """:func:`triangle_contact` of a patch triangle (B frame) over which the patch bends or the
+    pressure is far from linear — a kink of an exact field, where its nearest face changes, or the
+    rim crosses it: its cuts² sub-triangles (``cuts`` <= SUB_CUTS per edge), whose corners lie on
+    the patch, are integrated each by the linear rule (partial ones clipped at s = 0 exactly) with
+    its own normal, and summed into one contact (:func:`sub_triangles_contact`). The points are
+    ``values[row, base + SUB_VALUES·sub_index(i, j, cuts) + (0 .. 4)]`` = (x, y, z from vertex 0,
+    eA, eB): the triangle's point i/cuts along edge 0→1 and j/cuts along 0→2, settled on the patch
+    (the corners are the triangle's vertices). Piecewise-linear pressure on a piecewise-flat patch
+    is integrated with an error about cuts² times smaller than by the whole triangle's rule."""
+    a_in = total = mx = my = mz = s_int = ax = ay = az = 0.0
+    fx = fy = fz = 0.0
+    for i in range(cuts):
+        for j in range(cuts - i):
+            for down in range(2):
+                if down == 1 and i + j == cuts - 1:
+                    break
+                # up: (i, j), (i + 1, j), (i, j + 1); down: (i + 1, j), (i + 1, j + 1), (i, j + 1)
+                ka = base + SUB_VALUES * sub_index(i + down, j, cuts)
+                kb_ = base + SUB_VALUES * sub_index(i + 1, j + down, cuts)
+                kc = base + SUB_VALUES * sub_index(i, j + 1, cuts)
+                xa, ya, za, sa = _sub_point(values, row, ka, x0, y0, z0)
+                xb, yb, zb, sb = _sub_point(values, row, kb_, x0, y0, z0)
+                xc, yc, zc, sc = _sub_point(values, row, kc, x0, y0, z0)
+                a_in, total, fx, fy, fz, mx, my, mz, s_int, ax, ay, az = sub_triangle_sums(
+                    xa, ya, za, sa, xb, yb, zb, sb, xc, yc, zc, sc, keff, a_in, total, fx, fy, fz, mx, my, mz, s_int,
+                    ax, ay, az)
+    s0 = _sub_point(values, row, base, x0, y0, z0)[3]
+    s1 = _sub_point(values, row, base + SUB_VALUES * sub_index(cuts, 0, cuts), x0, y0, z0)[3]
+    s2 = _sub_point(values, row, base + SUB_VALUES * sub_index(0, cuts, cuts), x0, y0, z0)[3]
+    return sub_triangles_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, s0, s1, s2, kb, keff, a_in, total, fx, fy, fz,
+                                 mx, my, mz, s_int, ax, ay, az)
 
 
 @device_fn(inline=True)

@@ -36,21 +36,21 @@ def _to_b(pair_f, p, side, x, y, z):
 
 
 @device_fn(inline=True)
+def plane_to_b(pair_f, p, side, nx, ny, nz, c):
+    """A plane n·x + c of shape ``side`` (0: A, seen through the pair transform; 1: B) in B's frame."""
+    if side == 1:
+        return nx, ny, nz, c
+    bx, by, bz = _dir_to_b(pair_f, p, 0, nx, ny, nz)
+    # x_A = R_AB·x_B + t_AB: n·x_A + c = (R_ABᵀ n)·x_B + n·t_AB + c
+    return bx, by, bz, nx * pair_f[p, PF_T_AB] + ny * pair_f[p, PF_T_AB + 1] + nz * pair_f[p, PF_T_AB + 2] + c
+
+
+@device_fn(inline=True)
 def shape_plane(pair_f, p, sdf, s, side, k):
     """Plane ``k`` of SDF ``s`` (a row of ``sdf.planes``) in B's frame: (nx, ny, nz, c) with its
     signed distance n·x + c. ``side`` 0: the shape is A (seen through the pair transform), 1: B."""
     row = sdf.params_i[s, I_PLANES] + k
-    nx = sdf.planes[row, 0]
-    ny = sdf.planes[row, 1]
-    nz = sdf.planes[row, 2]
-    c = sdf.planes[row, 3]
-    if side == 1:
-        return nx, ny, nz, c
-    # x_A = R_AB·x_B + t_AB: n·x_A + c = (R_ABᵀ n)·x_B + n·t_AB + c
-    return (pair_f[p, PF_R_AB] * nx + pair_f[p, PF_R_AB + 3] * ny + pair_f[p, PF_R_AB + 6] * nz,
-            pair_f[p, PF_R_AB + 1] * nx + pair_f[p, PF_R_AB + 4] * ny + pair_f[p, PF_R_AB + 7] * nz,
-            pair_f[p, PF_R_AB + 2] * nx + pair_f[p, PF_R_AB + 5] * ny + pair_f[p, PF_R_AB + 8] * nz,
-            nx * pair_f[p, PF_T_AB] + ny * pair_f[p, PF_T_AB + 1] + nz * pair_f[p, PF_T_AB + 2] + c)
+    return plane_to_b(pair_f, p, side, sdf.planes[row, 0], sdf.planes[row, 1], sdf.planes[row, 2], sdf.planes[row, 3])
 
 
 @device_fn(inline=True)
@@ -73,15 +73,8 @@ def face_ball(pair_f, p, sdf, side, t):
 @device_fn(inline=True)
 def face_plane(pair_f, p, sdf, side, t):
     """Triangle ``t``'s plane in B's frame: (nx, ny, nz, c), n·x + c its signed distance."""
-    nx = float(sdf.mesh_tri[t, MESH_TRI_PLANE])
-    ny = float(sdf.mesh_tri[t, MESH_TRI_PLANE + 1])
-    nz = float(sdf.mesh_tri[t, MESH_TRI_PLANE + 2])
-    c = -float(sdf.mesh_tri[t, MESH_TRI_PLANE + 3])
-    if side == 1:
-        return nx, ny, nz, c
-    bx, by, bz = _dir_to_b(pair_f, p, 0, nx, ny, nz)
-    # x_A = R_AB·x_B + t_AB: n·x_A + c = (R_ABᵀ n)·x_B + n·t_AB + c
-    return bx, by, bz, nx * pair_f[p, PF_T_AB] + ny * pair_f[p, PF_T_AB + 1] + nz * pair_f[p, PF_T_AB + 2] + c
+    return plane_to_b(pair_f, p, side, float(sdf.mesh_tri[t, MESH_TRI_PLANE]), float(sdf.mesh_tri[t, MESH_TRI_PLANE + 1]),
+                      float(sdf.mesh_tri[t, MESH_TRI_PLANE + 2]), -float(sdf.mesh_tri[t, MESH_TRI_PLANE + 3]))
 
 
 @device_fn(inline=True)

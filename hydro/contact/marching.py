@@ -28,6 +28,7 @@ from ..sdf.sample import (exact_field_phi, field_phi_hint, mesh_cell_affine, sdf
 from .contacts import (SUB_CUTS, SUB_POINTS, SUB_VALUES, emit_triangle, sub_index, subdivided_triangle_contact,
                        triangle_is_contact, unit_normal, write_triangle_contact)
 from .interface import interface_value
+from .kinks import kink_contact
 from .mc_tables import CORNER_OFFSETS, EDGE_CORNERS, TRI_COUNT, TRI_EDGES
 from .refine import SQRT3
 from .pair_setup import (PF_GAP, PF_KA, PF_KB, PF_KEFF, PF_KNA, PF_KNB, PF_MARGIN_A, PF_MARGIN_B, PF_VOXEL_B,
@@ -759,11 +760,19 @@ def _block_item(b, write, interface, clamp, block_pair, block_ijk, pairs, sdf, c
                     if deviation > SUB_DEVIATION * h:
                         cuts = SUB_CUTS
                 if cuts > 0:
-                    _subdivided(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1, y1, z1, x2, y2,
-                                z2, ea0, ea1, ea2, eb0, eb1, eb2, ma, mb, ka, kb, kna, knb, interface, cuts)
-                    (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness,
-                     weight) = subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, corners, b,
-                                                           BLOCK_SUB, cuts)
+                    # across a kink of an exact field: located and integrated exactly where both fields
+                    # are face planes on each side of it (hydro/contact/kinks.py), else subdivided
+                    taken = False
+                    if exact & 3 == 3:
+                        (taken, speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness,
+                         weight) = kink_contact(p, pairs, sdf, interface, ma, mb, kb, keff, h, x0, y0, z0, x1, y1, z1,
+                                                x2, y2, z2)
+                    if not taken:
+                        _subdivided(b, q, corners, p, pairs, sdf, exact, ox, oy, oz, h, x0, y0, z0, x1, y1, z1, x2,
+                                    y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, ma, mb, ka, kb, kna, knb, interface, cuts)
+                        (speculative, cx, cy, cz, nx, ny, nz, area, depth, pressure, force, stiffness,
+                         weight) = subdivided_triangle_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, kb, keff, corners,
+                                                               b, BLOCK_SUB, cuts)
                     write_triangle_contact(contact_f, contact_i, triangle_f, o, pairs, p, x0, y0, z0, x1, y1, z1, x2,
                                            y2, z2, ea0, ea1, ea2, eb0, eb1, eb2, keff, speculative, cx, cy, cz, nx,
                                            ny, nz, area, depth, pressure, force, stiffness, weight)

@@ -485,6 +485,64 @@ def mesh_field_phi_hint(s, x, y, z, sdf, hint, bound):
     return d, best_t, other
 
 
+@device_fn(inline=False)
+def mesh_face_alone(s, x, y, z, sdf, t, d, margin, tol):
+    """Whether triangle ``t`` of packed mesh shape ``s``, nearest to local (x, y, z) at distance
+    ``d``, is the only face there: every other listed triangle within d + ``margin`` of the point
+    lies in t's plane (unit normals within 1e-5, the planes' values at the point within ``tol``: the
+    triangles of one flat face). False where the cell has no list. A listed cell's list holds every
+    triangle within d + ``LIST_SLACK`` voxels of any of its points (the build's bound, u + ρ + slack
+    from its centre: see :mod:`~hydro.sdf.mesh_field`), so a ``margin`` below that slack is decided
+    by the list alone."""
+    e0, e1, ox, oy, oz = _mesh_cell(s, x, y, z, sdf)
+    if e0 == e1:
+        return False
+    rho = math.sqrt(ox * ox + oy * oy + oz * oz)
+    tri = sdf.mesh_tri
+    tx, ty, tz, tc = corner_plane(tri, t)
+    reach = d + margin
+    for e in range(e0, e1):
+        if float(sdf.mesh_key[e]) - rho > reach:
+            return True  # this one and the rest lie farther
+        u = sdf.mesh_ids[e]
+        if u == t:
+            continue
+        px, py, pz, feat = _closest_on_triangle(
+            x, y, z, float(tri[u, 0]), float(tri[u, 1]), float(tri[u, 2]), float(tri[u, 3]), float(tri[u, 4]),
+            float(tri[u, 5]), float(tri[u, 6]), float(tri[u, 7]), float(tri[u, 8]))
+        if (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2 > reach * reach:
+            continue
+        ux, uy, uz, uc = corner_plane(tri, u)
+        if (abs(ux - tx) > 1e-5 or abs(uy - ty) > 1e-5 or abs(uz - tz) > 1e-5
+                or abs((ux - tx) * x + (uy - ty) * y + (uz - tz) * z + uc - tc) > tol):
+            return False
+    return True  # the list's end: every unlisted triangle lies beyond d + LIST_SLACK·h > d + margin
+
+
+@device_fn(inline=True)
+def corner_plane(tri, t):
+    """Triangle ``t``'s plane (unit n, c: n·x + c its signed distance) from its stored corners."""
+    x0 = float(tri[t, 0])
+    y0 = float(tri[t, 1])
+    z0 = float(tri[t, 2])
+    ux = float(tri[t, 3]) - x0
+    uy = float(tri[t, 4]) - y0
+    uz = float(tri[t, 5]) - z0
+    vx = float(tri[t, 6]) - x0
+    vy = float(tri[t, 7]) - y0
+    vz = float(tri[t, 8]) - z0
+    nx = uy * vz - uz * vy
+    ny = uz * vx - ux * vz
+    nz = ux * vy - uy * vx
+    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if not length > 0.0:
+        return 0.0, 0.0, 0.0, 0.0
+    nx /= length
+    ny /= length
+    nz /= length
+    return nx, ny, nz, -(nx * x0 + ny * y0 + nz * z0)
+
+
 @device_fn(inline=True)
 def mesh_field_phi(s, x, y, z, sdf):
     """The exact signed distance of packed mesh shape ``s`` at local (x, y, z)
