@@ -142,3 +142,32 @@ def test_point_contacts_are_drawn_with_normals_beside_patches(ps):
     view = _view("pinch_over_plane.usda")
     render(view, size=SIZE, colorbar=False)
     assert len(view.patches) >= 2 and any(len(p.faces) for p in view.patches)
+
+
+def test_a_scalar_quantity_polyscope_fails_to_hand_back_is_added_again_and_other_errors_raise():
+    # the bindings' rare "Unable to convert function return value" (a quantity's setter returning
+    # it): viz adds the quantity once more, with its options; any other TypeError is the caller's
+    from viz.backend import add_scalar
+
+    class Structure:
+        def __init__(self, failures, message):
+            self.calls = []
+            self.failures = failures
+            self.message = message
+
+        def add_scalar_quantity(self, name, values, **options):
+            self.calls.append((name, options))
+            if len(self.calls) <= self.failures:
+                raise TypeError(self.message)
+
+    s = Structure(1, "Unable to convert function return value to a Python type! The signature was ...")
+    add_scalar(s, "pressure (Pa)", np.zeros(3), cmap="viridis", enabled=True)
+    assert s.calls == [("pressure (Pa)", {"cmap": "viridis", "enabled": True})] * 2
+    s = Structure(2, "Unable to convert function return value")
+    with pytest.raises(TypeError):
+        add_scalar(s, "pressure (Pa)", np.zeros(3), cmap="viridis")
+    assert len(s.calls) == 2
+    s = Structure(1, "incompatible function arguments")
+    with pytest.raises(TypeError, match="incompatible"):
+        add_scalar(s, "pressure (Pa)", np.zeros(3))
+    assert len(s.calls) == 1

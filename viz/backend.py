@@ -89,6 +89,25 @@ def clear() -> None:
     ps.clear_user_callback()
 
 
+def add_scalar(structure, name, values, **options) -> None:
+    """``structure.add_scalar_quantity(name, values, **options)``, tried a second time when
+    polyscope's bindings fail to hand back the quantity they just made. Seen once in six CI runs:
+    nanobind's "Unable to convert function return value" from ``set_color_map`` (which returns the
+    quantity as a raw pointer) after many scenes in one process, the likeliest cause being a
+    Python wrapper of an earlier, removed quantity that outlived it at the same address. The
+    quantity exists by then but its options are unset; a collection drops such wrappers and adding
+    it again (same name: it replaces the first) sets them."""
+    try:
+        structure.add_scalar_quantity(name, values, **options)
+    except TypeError as err:
+        if "Unable to convert function return value" not in str(err):
+            raise
+        import gc
+
+        gc.collect()
+        structure.add_scalar_quantity(name, values, **options)
+
+
 def remove_structures(names) -> None:
     """Remove the structures ``names`` ((kind, name) pairs, kind e.g. ``"surface_mesh"``) that exist."""
     import polyscope as ps

@@ -19,7 +19,7 @@ import numpy as np
 
 from hydro.contact.types import CONTACT_POINT
 
-from .backend import group, remove_structures
+from .backend import add_scalar, group, remove_structures
 
 COLOR_BY = ("pressure", "depth")
 PATCH_CMAPS = {"pressure": "turbo", "depth": "viridis"}
@@ -114,8 +114,8 @@ class ContactLayer:
                                              back_face_policy="identical", edge_width=0.0)
                 values = active.vertex_pressure if cfg.color_by == "pressure" else active.vertex_depth
                 unit = "Pa" if cfg.color_by == "pressure" else "m"
-                m.add_scalar_quantity(f"{cfg.color_by} ({unit})", values, enabled=True, cmap=PATCH_CMAPS[cfg.color_by],
-                                      vminmax=self.range, onscreen_colorbar_enabled=first_bar)
+                add_scalar(m, f"{cfg.color_by} ({unit})", values, enabled=True, cmap=PATCH_CMAPS[cfg.color_by],
+                           vminmax=self.range, onscreen_colorbar_enabled=first_bar)
                 first_bar = False
                 m.add_to_group(self.GROUP)
                 self._names.append(("surface_mesh", label))

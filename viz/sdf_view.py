@@ -13,7 +13,7 @@ import numpy as np
 
 from hydro.sdf.level_set import sdf_level_set
 
-from .backend import group, pose_matrix, remove_structures
+from .backend import add_scalar, group, pose_matrix, remove_structures
 
 AXES = ("x", "y", "z")
 
@@ -265,11 +265,10 @@ class SDFLayer:
             reach = float(np.max(np.abs(phi))) or sdf.voxel_size
             iso = dict(isolines_enabled=True, isoline_style="contour", isoline_period=sdf.voxel_size,
                        isoline_darkness=0.5) if cfg.isolines else dict(isolines_enabled=False)
-            m.add_scalar_quantity("φ (m)", phi.reshape(-1), enabled=True, cmap="coolwarm", vminmax=(-reach, reach),
-                                  onscreen_colorbar_enabled=True, **iso)  # the colour bar says what φ a colour is
-            m.add_scalar_quantity("fine brick (1) / coarse (0)",
-                                  brick_is_fine(sdf, grid.points.reshape(-1, 3)).astype(float), datatype="categorical",
-                                  enabled=False)
+            add_scalar(m, "φ (m)", phi.reshape(-1), enabled=True, cmap="coolwarm", vminmax=(-reach, reach),
+                       onscreen_colorbar_enabled=True, **iso)  # the colour bar says what φ a colour is
+            add_scalar(m, "fine brick (1) / coarse (0)", brick_is_fine(sdf, grid.points.reshape(-1, 3)).astype(float),
+                       datatype="categorical", enabled=False)
             m.set_transform(transform)
             m.add_to_group(self.GROUP)
             self._names.append(("surface_mesh", name))
