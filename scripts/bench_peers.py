@@ -826,7 +826,7 @@ def mesh_curve(args):
     from hydro.scene.model import ModelBuilder
     from hydro.sdf import SDFSettings
 
-    rows = {k: v for k, v in scenes().items() if "mesh" in k or "asset" in k}
+    rows = {k: v for k, v in scenes().items() if ("mesh" in k or "asset" in k) and (not args.only or args.only in k)}
     configs = ({}, {"flat_polygons": False}, {"exact_meshes": False})
     print("# mesh rows: force error against resolution — hydro's default path, its exact fields on marching "
           "cubes, the interpolated grids")

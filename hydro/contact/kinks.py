@@ -55,12 +55,14 @@ KINK_MARGIN = 1e-6
 
 
 @device_fn(inline=True)
-def _field_plane(pairs, p, sdf, s, side, t, x, y, z, phi, tol, margin):
+def _field_plane(pairs, p, sdf, s, side, t, other, x, y, z, phi, tol, margin):
     """(whether found, nx, ny, nz, c): in B's frame, the face plane n·x + c of SDF ``s`` (shape
     ``side``: 0 A, 1 B) that is its field at the B-local point (x, y, z), where the field is
-    ``phi``: a mesh's triangle ``t`` (its nearest there; −1: none), or a box's largest face plane
-    there (no other primitive); accepted where it agrees with ``phi`` to ``tol`` and (``margin`` >= 0) no
-    other face comes within ``margin`` of it (:func:`~hydro.sdf.sample.mesh_face_alone`)."""
+    ``phi``: a mesh's triangle ``t`` (its nearest there; −1: none; ``other``: the search's lower
+    bound on every other triangle's distance), or a box's largest face plane there (no other
+    primitive); accepted where it agrees with ``phi`` to ``tol`` and (``margin`` >= 0) no other face
+    comes within ``margin`` of it: proven by ``other`` when it lies beyond, else by a pass over
+    the cell's list (:func:`~hydro.sdf.sample.mesh_face_alone`)."""
     nx = ny = nz = c = 0.0
     if sdf.params_i[s, I_PRIMITIVE] < 0:
         if t < 0:
@@ -68,7 +70,8 @@ def _field_plane(pairs, p, sdf, s, side, t, x, y, z, phi, tol, margin):
         lx, ly, lz, lc = corner_plane(sdf.mesh_tri, t)
         if lx == 0.0 and ly == 0.0 and lz == 0.0:
             return False, nx, ny, nz, c
-        if margin >= 0.0:  # another face as near (to the margin): the point may take either plane
+        if margin >= 0.0 and not other > abs(phi) + margin:
+            # another face may be as near (to the margin): the point could take either plane
             qx, qy, qz = x, y, z
             if side == 0:
                 qx, qy, qz = b_to_a(pairs, p, x, y, z)
@@ -102,8 +105,8 @@ def _planes_at(p, pairs, sdf, x, y, z, tol, margin):
     ax, ay, az = b_to_a(pairs, p, x, y, z)
     phi_a, ta, bound_a = field_phi_hint(sa, ax, ay, az, sdf, 1, -1, 0.0)
     phi_b, tb, bound_b = field_phi_hint(sb, x, y, z, sdf, 1, -1, 0.0)
-    ok_a, anx, any_, anz, ac = _field_plane(pairs, p, sdf, sa, 0, ta, x, y, z, phi_a, tol, margin)
-    ok_b, bnx, bny, bnz, bc = _field_plane(pairs, p, sdf, sb, 1, tb, x, y, z, phi_b, tol, margin)
+    ok_a, anx, any_, anz, ac = _field_plane(pairs, p, sdf, sa, 0, ta, bound_a, x, y, z, phi_a, tol, margin)
+    ok_b, bnx, bny, bnz, bc = _field_plane(pairs, p, sdf, sb, 1, tb, bound_b, x, y, z, phi_b, tol, margin)
     return ok_a and ok_b, anx, any_, anz, ac, bnx, bny, bnz, bc
 
 
