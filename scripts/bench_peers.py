@@ -332,40 +332,14 @@ def revolved_tetrahedra(profile, centre, n):
 RING = (0.08, 0.05, 0.03, 32)  # outer and inner circumradius, height, sections: a square cross-section
 
 
-def _convex_inside(points, verts, faces):
-    """Inside a convex polyhedron, φ = max_i (n_i·x − d_i) (the nearest face plane)."""
-    n = np.cross(verts[faces[:, 1]] - verts[faces[:, 0]], verts[faces[:, 2]] - verts[faces[:, 0]])
-    n /= np.linalg.norm(n, axis=1)[:, None]
-    return points @ n.T - np.einsum("ij,ij->i", n, verts[faces[:, 0]])
-
-
 def icosphere_pair_reference(rot_a, rot_b, d, spacing=2.5e-4):
     """Force of two icospheres (equal k) pressed d along Z, A at the origin, B at (0, 0, 2R − d), rotated
-    by the matrices: on each column (x, y) the interface φA = φB by bisection on the overlap, both
-    fields closed forms inside (the nearest face plane), F_z = k ∫∫ −φA dx dy there. No hydro code."""
+    by the matrices: :func:`hydro.tools.analytic.convex_pair_force` (column quadrature of the nearest
+    face planes; no pipeline code)."""
+    from hydro.tools.analytic import convex_pair_force
+
     verts, faces = icosphere_mesh()
-    t_b = np.array([0.0, 0.0, 2 * R - d])
-    g = np.arange(-0.03, 0.03, spacing) + spacing / 2
-    X, Y = (a.ravel() for a in np.meshgrid(g, g))
-    centre = verts[faces].mean(axis=1)
-    contact = np.array([0.0, 0.0, R - d / 2])
-    near_a = np.linalg.norm(centre @ rot_a.T - contact, axis=1) < 0.05  # faces that can be nearest there
-    near_b = np.linalg.norm(centre @ rot_b.T + t_b - contact, axis=1) < 0.05
-
-    def phi(z, rot, t, near):
-        return _convex_inside((np.stack([X, Y, z], 1) - t) @ rot, verts, faces[near]).max(axis=1)
-
-    lo = np.full(X.shape, R - d - 0.002)
-    hi = np.full(X.shape, R + 0.002)
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        below = phi(mid, rot_a, 0.0, near_a) - phi(mid, rot_b, t_b, near_b) < 0.0
-        lo = np.where(below, mid, lo)
-        hi = np.where(below, hi, mid)
-    z = 0.5 * (lo + hi)
-    pa = -phi(z, rot_a, 0.0, near_a)
-    pb = -phi(z, rot_b, t_b, near_b)
-    return K * float(np.where((pa > 0) & (pb > 0), pa, 0.0).sum()) * spacing**2
+    return convex_pair_force(verts, faces, rot_a, rot_b, 2 * R - d, k=K, spacing=spacing)
 
 
 def asset_reference(verts, faces, lift, k_mesh, k_box, spacing):

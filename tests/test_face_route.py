@@ -10,6 +10,7 @@ from hydro.contact.config import HydroelasticConfig
 from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.geometry import ConvexMesh, Mesh
 from hydro.sdf.mesh_faces import is_convex
+from hydro.tools.analytic import convex_pair_force
 from pipeline_util import pose, shapes
 
 K = 1e9
@@ -28,42 +29,6 @@ def totals(res):
     c = res.contacts
     f = c.force_vectors().astype(float) * np.where(c.shape_b == 1, 1.0, -1.0)[:, None]
     return f.sum(0), np.cross(c.point.astype(float), f).sum(0), float(c.area[~c.speculative].astype(float).sum())
-
-
-def _planes(verts, faces):
-    n = np.cross(verts[faces[:, 1]] - verts[faces[:, 0]], verts[faces[:, 2]] - verts[faces[:, 0]])
-    n /= np.linalg.norm(n, axis=1)[:, None]
-    return n, np.einsum("ij,ij->i", n, verts[faces[:, 0]])
-
-
-def pair_reference(verts, faces, rot_a, rot_b, d, spacing=2.5e-4, half=0.03):
-    """F_z of two copies of the convex mesh (equal k), A at the origin, B at (0, 0, 2R − d), rotated
-    by the matrices: on each column (x, y) the interface φA = φB by bisection, both fields the
-    largest face plane (inside a convex polyhedron), F_z = k ∫∫ −φA dx dy. No hydro code."""
-    t_b = np.array([0.0, 0.0, 2 * R - d])
-    # only the faces near the contact can be nearest there (the overlap is 4 mm deep)
-    contact = np.array([0.0, 0.0, R - d / 2])
-    centre = verts[faces].mean(axis=1)
-    near_a = np.linalg.norm(centre @ rot_a.T - contact, axis=1) < 0.05
-    near_b = np.linalg.norm(centre @ rot_b.T + t_b - contact, axis=1) < 0.05
-    n, off = _planes(verts, faces)
-    g = np.arange(-half, half, spacing) + spacing / 2
-    x, y = (a.ravel() for a in np.meshgrid(g, g))
-
-    def phi(z, rot, t, near):
-        local = (np.stack([x, y, z], 1) - t) @ rot
-        return (local @ n[near].T - off[near]).max(axis=1)
-
-    lo = np.full(x.shape, R - d - 0.002)
-    hi = np.full(x.shape, R + 0.002)
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        below = phi(mid, rot_a, 0.0, near_a) - phi(mid, rot_b, t_b, near_b) < 0.0
-        lo = np.where(below, mid, lo)
-        hi = np.where(below, hi, mid)
-    z = 0.5 * (lo + hi)
-    pa, pb = -phi(z, rot_a, 0.0, near_a), -phi(z, rot_b, t_b, near_b)
-    return K * float(np.where((pa > 0) & (pb > 0), pa, 0.0).sum()) * spacing**2
 
 
 def test_convex_meshes_are_told_from_the_others():
@@ -86,7 +51,7 @@ def test_two_icospheres_match_the_quadrature_and_marching_cubes(rotated):
     ra, rb = ((Rotation.random(random_state=3), Rotation.random(random_state=4)) if rotated
               else (Rotation.identity(), Rotation.identity()))
     d = 0.004
-    ref = pair_reference(v, f, ra.as_matrix(), rb.as_matrix(), d)
+    ref = convex_pair_force(v, f, ra.as_matrix(), rb.as_matrix(), 2 * R - d, k=K)  # no pipeline code
     m = shapes([Mesh(v, f), Mesh(v, f)], resolution=64)
     poses = np.array([np.r_[0.0, 0.0, 0.0, ra.as_quat()], np.r_[0.0, 0.0, 2 * R - d, rb.as_quat()]])
     faces = HydroelasticPipeline(m, NO_REDUCE).collide(poses)
