@@ -14,20 +14,7 @@ def point_segment_distance(p, a, b):
 
 def point_triangle_distance(p, tri):
     """Exact distance from points p (N,3) to the nearest of triangles tri (T,3,3)."""
-    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
-    n = np.cross(b - a, c - a)
-    n /= np.linalg.norm(n, axis=1, keepdims=True)
-    d_plane = np.einsum("ntk,tk->nt", p[:, None, :] - a[None], n)
-    proj = p[:, None, :] - d_plane[..., None] * n[None]
-    # inside test by the signs of the three edge cross products
-    def side(u, v):
-        return np.einsum("ntk,tk->nt", np.cross(v[None] - u[None], proj - u[None]), n)
-
-    inside = (side(a, b) >= 0) & (side(b, c) >= 0) & (side(c, a) >= 0)
-    d_edges = np.minimum(np.minimum(point_segment_distance(p, a, b), point_segment_distance(p, b, c)),
-                         point_segment_distance(p, c, a))
-    d = np.where(inside, np.abs(d_plane), d_edges)
-    return d.min(axis=1)
+    return triangle_distances(p, tri).min(axis=1)
 
 
 def triangle_distances(p, tri):
