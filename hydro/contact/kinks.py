@@ -123,6 +123,19 @@ def _same_plane(ax, ay, az, ac, bx, by, bz, bc, x0, y0, z0, x1, y1, z1, x2, y2, 
 
 
 @device_fn(inline=True)
+def _agreement(aix, aiy, aiz, aic, ajx, ajy, ajz, ajc, bix, biy, biz, bic, bjx, bjy, bjz, bjc, x0, y0, z0, x1, y1,
+               z1, x2, y2, z2, nx, ny, nz, h, tol):
+    """Which fields two vertices share a plane in over the triangle (:func:`_same_plane`): bit 0 A
+    (planes ai, aj), bit 1 B (bi, bj)."""
+    bits = 0
+    if _same_plane(aix, aiy, aiz, aic, ajx, ajy, ajz, ajc, x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, h, tol):
+        bits |= 1
+    if _same_plane(bix, biy, biz, bic, bjx, bjy, bjz, bjc, x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, h, tol):
+        bits |= 2
+    return bits
+
+
+@device_fn(inline=True)
 def _kink_on_edge(x0, y0, z0, x1, y1, z1, gx, gy, gz, gc, fx, fy, fz, fc, h):
     """The point of the kink line — where the kink plane g·x + gc = 0 meets the interface plane
     f·x + fc = 0 — nearest the edge x0 → x1: (whether its nearest edge point lies on the edge and
@@ -191,30 +204,12 @@ def kink_contact(p, pairs, sdf, interface, ma, mb, kb, keff, h, x0, y0, z0, x1, 
     nx, ny, nz, area = unit_normal(x0, y0, z0, x1, y1, z1, x2, y2, z2)
     # the lone vertex r (its planes differ from the other two's, which agree), in one field only;
     # same[k]: vertices k and k + 1 share A's plane (bit 0) and B's (bit 1)
-    same0 = same1 = same2 = 0
-    for k in range(3):
-        if k == 0:
-            pa = (a0x, a0y, a0z, a0c, a1x, a1y, a1z, a1c)
-            pb = (b0x, b0y, b0z, b0c, b1x, b1y, b1z, b1c)
-        elif k == 1:
-            pa = (a1x, a1y, a1z, a1c, a2x, a2y, a2z, a2c)
-            pb = (b1x, b1y, b1z, b1c, b2x, b2y, b2z, b2c)
-        else:
-            pa = (a2x, a2y, a2z, a2c, a0x, a0y, a0z, a0c)
-            pb = (b2x, b2y, b2z, b2c, b0x, b0y, b0z, b0c)
-        bits = 0
-        if _same_plane(pa[0], pa[1], pa[2], pa[3], pa[4], pa[5], pa[6], pa[7], x0, y0, z0, x1, y1, z1, x2, y2, z2,
-                       nx, ny, nz, h, tol):
-            bits |= 1
-        if _same_plane(pb[0], pb[1], pb[2], pb[3], pb[4], pb[5], pb[6], pb[7], x0, y0, z0, x1, y1, z1, x2, y2, z2,
-                       nx, ny, nz, h, tol):
-            bits |= 2
-        if k == 0:
-            same0 = bits
-        elif k == 1:
-            same1 = bits
-        else:
-            same2 = bits
+    same0 = _agreement(a0x, a0y, a0z, a0c, a1x, a1y, a1z, a1c, b0x, b0y, b0z, b0c, b1x, b1y, b1z, b1c,
+                       x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, h, tol)
+    same1 = _agreement(a1x, a1y, a1z, a1c, a2x, a2y, a2z, a2c, b1x, b1y, b1z, b1c, b2x, b2y, b2z, b2c,
+                       x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, h, tol)
+    same2 = _agreement(a2x, a2y, a2z, a2c, a0x, a0y, a0z, a0c, b2x, b2y, b2z, b2c, b0x, b0y, b0z, b0c,
+                       x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, h, tol)
     # the lone vertex: the pair opposite it agrees in both fields, each of its own pairs in one field
     # only, the same one (the other field one plane over the triangle)
     if same1 == 3 and same0 == same2 and (same0 == 1 or same0 == 2):
