@@ -274,6 +274,10 @@ def render_module(*, tables: dict | None = None) -> str:
         "  it alike and the surface is watertight.",
         "",
         "In the comments, ``0b...`` lists corners 7..0 left to right.",
+        "",
+        "The tables are int32, not int8: under ``NUMBA_DISABLE_JIT=1`` the kernels run as Python, where",
+        "NumPy keeps int8 arithmetic in int8 (the block's edge index overflowed, and the staged path",
+        "read the wrong edge cache slot); compiled, Numba widens them either way.",
         '"""',
         "",
         "import numpy as np",
@@ -285,20 +289,20 @@ def render_module(*, tables: dict | None = None) -> str:
     ]
     for corner in range(CORNER_COUNT):
         lines.append(f"        {_row(corner_offset(corner), width=1)},  # corner {corner}")
-    lines += ["    ],", "    dtype=np.int8,", ")", "", "EDGE_CORNERS = np.array(", "    ["]
+    lines += ["    ],", "    dtype=np.int32,", ")", "", "EDGE_CORNERS = np.array(", "    ["]
     for edge, pair in enumerate(EDGE_CORNER_PAIRS):
         axis = AXIS_NAMES[edge // 4]
         lines.append(f"        {_row(pair, width=1)},  # edge {edge:2d}: {axis}-edge")
-    lines += ["    ],", "    dtype=np.int8,", ")", "", f"MAX_TRIANGLES = {max_triangles}", ""]
+    lines += ["    ],", "    dtype=np.int32,", ")", "", f"MAX_TRIANGLES = {max_triangles}", ""]
     lines += ["TRI_COUNT = np.array(", "    ["]
     for case, triangles in enumerate(tables["triangles"]):
         lines.append(f"        {len(triangles)},  # {case_comment(case)}")
-    lines += ["    ],", "    dtype=np.int8,", ")", "", "TRI_EDGES = np.array(", "    ["]
+    lines += ["    ],", "    dtype=np.int32,", ")", "", "TRI_EDGES = np.array(", "    ["]
     for case, triangles in enumerate(tables["triangles"]):
         flat = [e for tri in triangles for e in tri]
         flat += [-1] * (3 * max_triangles - len(flat))
         lines.append(f"        {_row(flat)},  # {case_comment(case)}")
-    lines += ["    ],", "    dtype=np.int8,", ")", ""]
+    lines += ["    ],", "    dtype=np.int32,", ")", ""]
     return "\n".join(lines)
 
 

@@ -73,12 +73,12 @@ def test_checked_in_tables_equal_the_generator_output(tmp_path):
 
 
 def test_tables_have_the_documented_shapes_dtypes_and_padding():
-    assert mc_tables.CORNER_OFFSETS.shape == (8, 3) and mc_tables.CORNER_OFFSETS.dtype == np.int8
-    assert mc_tables.EDGE_CORNERS.shape == (12, 2) and mc_tables.EDGE_CORNERS.dtype == np.int8
+    assert mc_tables.CORNER_OFFSETS.shape == (8, 3) and mc_tables.CORNER_OFFSETS.dtype == np.int32
+    assert mc_tables.EDGE_CORNERS.shape == (12, 2) and mc_tables.EDGE_CORNERS.dtype == np.int32
     assert isinstance(mc_tables.MAX_TRIANGLES, int) and 1 <= mc_tables.MAX_TRIANGLES <= 5
-    assert mc_tables.TRI_COUNT.shape == (256,) and mc_tables.TRI_COUNT.dtype == np.int8
+    assert mc_tables.TRI_COUNT.shape == (256,) and mc_tables.TRI_COUNT.dtype == np.int32
     assert mc_tables.TRI_EDGES.shape == (256, 3 * mc_tables.MAX_TRIANGLES)
-    assert mc_tables.TRI_EDGES.dtype == np.int8
+    assert mc_tables.TRI_EDGES.dtype == np.int32
     assert mc_tables.TRI_COUNT.max() == mc_tables.MAX_TRIANGLES
     for case in range(256):
         used = 3 * int(mc_tables.TRI_COUNT[case])

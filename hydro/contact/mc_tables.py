@@ -12,6 +12,10 @@
   it alike and the surface is watertight.
 
 In the comments, ``0b...`` lists corners 7..0 left to right.
+
+The tables are int32, not int8: under ``NUMBA_DISABLE_JIT=1`` the kernels run as Python, where
+NumPy keeps int8 arithmetic in int8 (the block's edge index overflowed, and the staged path
+read the wrong edge cache slot); compiled, Numba widens them either way.
 """
 
 import numpy as np
@@ -29,7 +33,7 @@ CORNER_OFFSETS = np.array(
         [0, 1, 1],  # corner 6
         [1, 1, 1],  # corner 7
     ],
-    dtype=np.int8,
+    dtype=np.int32,
 )
 
 EDGE_CORNERS = np.array(
@@ -47,7 +51,7 @@ EDGE_CORNERS = np.array(
         [2, 6],  # edge 10: z-edge
         [3, 7],  # edge 11: z-edge
     ],
-    dtype=np.int8,
+    dtype=np.int32,
 )
 
 MAX_TRIANGLES = 5
@@ -311,7 +315,7 @@ TRI_COUNT = np.array(
         1,  # case 254 = 0b11111110, negative corners: 1 2 3 4 5 6 7
         0,  # case 255 = 0b11111111, negative corners: 0 1 2 3 4 5 6 7
     ],
-    dtype=np.int8,
+    dtype=np.int32,
 )
 
 TRI_EDGES = np.array(
@@ -573,5 +577,5 @@ TRI_EDGES = np.array(
         [ 0,  8,  4, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1],  # case 254 = 0b11111110, negative corners: 1 2 3 4 5 6 7
         [-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1],  # case 255 = 0b11111111, negative corners: 0 1 2 3 4 5 6 7
     ],
-    dtype=np.int8,
+    dtype=np.int32,
 )
