@@ -1,17 +1,14 @@
-"""Prototype (NumPy): the patch of a closed non-convex triangle mesh A on a half space B (z < 0,
-phi_B = z) as exact polygons, one per triangle of A: the interface plane kA*plane_i = kB*z clipped to
-triangle i's region, bounded at each edge by the neighbour's bisector plane (max rule across a convex
-edge, min rule across a reflex one: there the field is approximated by the deeper plane, exact to
-rho*(1 - cos(theta/2)) in the wedge), its prism side plane across a coplanar edge, and by the 1-ring's
-vertex neighbours by the same rules."""
-import math
-import sys
-import time
-
+"""The face route for a non-convex mesh (``hydro.contact.faces`` with ``hydro.sdf.mesh_faces.region_rules``)
+in NumPy, against a half space (a box's top face, z < 0, φ_B = z): one polygon per triangle i of
+the mesh, the interface plane kA·plane_i = kB·z clipped to the depth bound below i and to i's
+region, bounded by each neighbour m (the triangles within 2·depth of i and the 1-ring) by its
+relation to i — coplanar across an edge: i's prism side; across a convex edge or mutually inside:
+plane_m <= plane_i (max rule), those max-rule neighbours that are mutually reflex in clusters whose
+least plane bounds i (a union: one polygon per choice); across a reflex edge or mutually outside:
+plane_i <= plane_m (min rule); behind i or mixed: nothing. Written from the rule table in
+docs/design.md stage 4b, not from the kernels."""
 import numpy as np
 
-sys.path.insert(0, "/work/main/scripts")
-sys.path.insert(0, "/work/main")
 
 
 def planes(V, F):
@@ -36,7 +33,10 @@ def clip(poly, n, c):
     return out
 
 
-def pieces(V, F, ka, kb, depth_bound, tol=1e-9, near=None, mixed_rule='skip'):
+def pieces(V, F, ka, kb, depth_bound, tol=1e-9):
+    """The polygons [(i, vertices (k, 3), the interface's unit normal)], the counts of the relations
+    met, the triangles' unit normals and offsets."""
+    near = near_lists(V, F, 2 * depth_bound)
     n, c = planes(V, F)
     T = len(F)
     # adjacency
@@ -53,10 +53,8 @@ def pieces(V, F, ka, kb, depth_bound, tol=1e-9, near=None, mixed_rule='skip'):
     stats = {"mixed": 0, "reflex_edges": 0, "convex_edges": 0, "flat_edges": 0}
     for i in range(T):
         a = V[F[i]]
-        if a[:, 2].min() > 1e-12:  # entirely above B: no overlap below it within the prism... (half space)
-            # the piece lies below triangle i within depth_bound; skip when the whole slab is above z=0
-            if (a[:, 2] - depth_bound).min() > 0 and abs(n[i, 2]) > 0.99:
-                continue
+        if a[:, 2].min() > depth_bound:  # its piece lies within depth_bound of it, so not below z = 0
+            continue
         hs = []  # half spaces (normal, offset): keep normal.x + offset <= 0
         hs.append((n[i], c[i]))  # inside A (plane_i <= 0)
         hs.append((-n[i], -c[i] - depth_bound))  # plane_i >= -depth_bound
@@ -92,8 +90,7 @@ def pieces(V, F, ka, kb, depth_bound, tol=1e-9, near=None, mixed_rule='skip'):
         ring = set()
         for v in F[i]:
             ring.update(vert_tris[v])
-        if near is not None:
-            ring.update(near[i])
+        ring.update(near[i])
         ring.discard(i)
         scale = 1e-9 * max(1.0, np.abs(V).max())
         maxers = []
@@ -117,8 +114,6 @@ def pieces(V, F, ka, kb, depth_bound, tol=1e-9, near=None, mixed_rule='skip'):
                 stats["behind"] = stats.get("behind", 0) + 1  # m behind i: never nearer in i's region
             else:
                 stats["mixed"] += 1
-                if mixed_rule == "max":
-                    maxers.append(m)
         # max-rule neighbours in clusters linked by reflex relations between them: plane_i >= the
         # least of each cluster's planes (a union: one piece per choice of the least)
         def reflex_pair(m1, m2):
@@ -176,26 +171,8 @@ def integrate(out, n, c, ka):
     return fz, area
 
 
-if __name__ == "__main__":
-    import bench_peers as bp
-    from hydro.tools import analytic
-    K = 1e9
-    r_out, r_in, height, nsec = bp.RING
-    for nsec in (32, 8):
-        V, F = bp.revolved_mesh([(r_out, 0.0), (r_out, height), (r_in, height), (r_in, 0.0)], nsec)
-        d = 0.002
-        V = V + np.array([0, 0, -d])
-        t0 = time.perf_counter()
-        out, stats, n, c = pieces(V, F, K, K, d)
-        fz, area = integrate(out, n, c, K)
-        t1 = time.perf_counter()
-        ref = analytic.ring_on_box(d, r_out, r_in, nsec, k=K).force
-        print(f"ring n={nsec}: pieces {len(out)}, F {fz:.6f} ref {ref:.6f} err {fz / ref - 1:+.2e}, {stats}, "
-              f"{(t1 - t0) * 1e3:.0f} ms (NumPy)")
-
 
 def check(V, F, out, n, c, samples=20, seed=0):
-    sys.path.insert(0, "/work/main/tests")
     from naive import triangle_distances
     rng = np.random.default_rng(seed)
     tri = V[F]
@@ -217,7 +194,6 @@ def check(V, F, out, n, c, samples=20, seed=0):
 def near_lists(V, F, reach):
     """Per triangle, the triangles within ``reach`` of it (triangle-triangle distance, by sampling
     the pairs whose balls meet: exact enough for the prototype)."""
-    sys.path.insert(0, "/work/main")
     from hydro.sdf.mesh_faces import _triangle_gaps
     tri = np.ascontiguousarray(V[F], dtype=np.float64)
     cen = tri.mean(axis=1)

@@ -193,7 +193,8 @@ def test_parallel_and_serial_builds_are_cached_apart(tmp_path):
         "z = np.zeros\n"
         "view = SDFView(z((1, 10)), z((1, 11), np.int32), z(1, np.int32), z(1, np.float32), z(1, np.float32),\n"
         "               z(1, np.uint16), z(1, np.uint8), z(1, np.int32), z(1, np.int32), z(1, np.int32),\n"
-        "               z(1, np.float32), z((1, 36), np.float32), z((1, 4)), z(1, np.int32), z(1, np.int32), z(1, np.float32))\n"
+        "               z(1, np.float32), z((1, 36), np.float32), z((1, 4)), z(1, np.int32), z(1, np.int32),\n"
+        "               z(1, np.float32), z(1, np.int32), z(1, np.int64))\n"
         "args = (np.zeros(1, np.int32), np.zeros((1, 3)), view, np.zeros(1))\n"
         "k.parallel(0, *args); k.loop(0, 0, *args)\n"
     )

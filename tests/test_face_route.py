@@ -42,7 +42,8 @@ def test_convex_meshes_are_told_from_the_others():
     torus = trimesh.creation.torus(0.08, 0.025)
     assert not is_convex(torus.vertices, torus.faces)
     m = shapes([Mesh(v, f), Mesh(torus.vertices, torus.faces)], resolution=32)
-    assert m.sdfs[0].convex_faces is not None and m.sdfs[1].convex_faces is None
+    assert m.sdfs[0].face_lists.convex
+    assert m.sdfs[1].face_lists is None or not m.sdfs[1].face_lists.convex  # its regions' rules
 
 
 @pytest.mark.parametrize("rotated", [False, True])
@@ -105,7 +106,7 @@ def test_apart_nothing_and_deep_the_grid():
     apart = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, 0)), pose((0, 0, 2 * R + 0.001))]))
     assert len(apart.contacts) == 0
     # pressed deeper than the neighbour lists hold: the pair takes the grid
-    reach = m.sdfs[0].convex_faces.reach
+    reach = m.sdfs[0].face_lists.reach
     assert 0.5 * m.sdfs[0].voxel_size <= reach <= 8.0 * m.sdfs[0].voxel_size
     deep = HydroelasticPipeline(m, NO_REDUCE).collide(np.array([pose((0, 0, 0)),
                                                                 pose((0, 0, 2 * R - reach - 0.005))]))
@@ -149,7 +150,7 @@ def test_the_write_pass_replays_each_piece_to_the_bit():
     # out as the full clip makes it, to the bit
     import numba
 
-    from hydro.contact.faces import ALL_FIXED, FACE_META, FACE_PIECES, _cache_neighbours, _piece
+    from hydro.contact.faces import ALL_FIXED, FACE_META, FACE_PIECES, _cache_neighbours, _piece, unpack_piece
     from hydro.contact.pair_layout import PF_KA, PF_KB, PI_SDF_A, PI_SDF_B
     from hydro.contact.polygon import MAX_POLYGON
 
@@ -162,19 +163,18 @@ def test_the_write_pass_replays_each_piece_to_the_bit():
         depth_b = scratch[0, FACE_META + 2]
         replayed = 0
         for q in range(int(scratch[0, FACE_META])):
-            packed = int(scratch[0, FACE_PIECES + 3 * q])
-            i = packed // (ALL_FIXED + 1)
+            i, choice, fixed = unpack_piece(int(scratch[0, FACE_PIECES + 3 * q]))
             j = int(scratch[0, FACE_PIECES + 3 * q + 1])
             cuts = scratch[0, FACE_PIECES + 3 * q + 2]
             n_a = _cache_neighbours(pair_f, 0, sdf, sa, i, depth_a, scratch)
             for mode in range(2):
                 row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, cut, got = _piece(
                     pair_f, 0, sdf, sa, sb, i, j, n_a, pair_f[0, PF_KA], pair_f[0, PF_KB], depth_a, depth_b, scratch,
-                    ALL_FIXED if mode == 0 else packed % (ALL_FIXED + 1), -1.0 if mode == 0 else cuts)
+                    ALL_FIXED if mode == 0 else fixed, -1.0 if mode == 0 else cuts, choice)
                 out[q, mode, 0] = n
                 for v in range(3 * n):
                     out[q, mode, 1 + v] = scratch[0, row * 3 * MAX_POLYGON + v]
-                if mode == 0 and (got != cuts or cut != packed % (ALL_FIXED + 1)):
+                if mode == 0 and (got != cuts or cut != fixed):
                     out[q, 0, 0] = -1.0  # the record is not the one the count pass made
             if cuts >= 0.0:
                 replayed += 1

@@ -8,12 +8,12 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn
-from ..sdf.layout import (F_FACE_REACH, FACE_CLUSTER, I_FACE_COUNT, I_FACES, I_PLANE_COUNT, I_PLANES, MESH_TRI_BALL,
-                          MESH_TRI_PLANE, PLANE_ROWS_EXTRA)
+from ..sdf.layout import (F_FACE_REACH, FACE_CLUSTER, I_FACE_CONVEX, I_FACE_COUNT, I_FACES, I_PLANE_COUNT, I_PLANES,
+                          MESH_TRI_BALL, MESH_TRI_PLANE, PLANE_ROWS_EXTRA)
 from .pair_layout import MAX_POLYTOPE_PLANES, PF_R_AB, PF_T_AB, pair_rotate, pair_transform
 
 #: Triangles of each shape that may lie near the other (the scratch holds their ids); more: the grid
-MAX_FACE_CANDIDATES = 128
+MAX_FACE_CANDIDATES = 384
 
 
 @device_fn(inline=True)
@@ -188,6 +188,47 @@ def _depth_in_cap(pair_f, p, sdf, s, side, so, so_side, t):
     return best
 
 
+@device_fn(inline=False)
+def _within_planes(pair_f, p, sdf, s, side, so, so_side, t, grow):
+    """Whether triangle ``t`` (of a non-convex mesh, SDF ``s``) comes within ``grow`` of the shape of
+    planes SDF ``so``: no plane of it lies more than that below all three corners (its piece lies
+    within its depth bound of the triangle, also where it runs on past a reflex edge)."""
+    x0, y0, z0 = face_corner(pair_f, p, sdf, side, t, 0)
+    x1, y1, z1 = face_corner(pair_f, p, sdf, side, t, 1)
+    x2, y2, z2 = face_corner(pair_f, p, sdf, side, t, 2)
+    for j in range(sdf.params_i[so, I_PLANE_COUNT]):
+        mx, my, mz, mc = shape_plane(pair_f, p, sdf, so, so_side, j)
+        low = min(mx * x0 + my * y0 + mz * z0, min(mx * x1 + my * y1 + mz * z1, mx * x2 + my * y2 + mz * z2)) + mc
+        if low > grow:
+            return False
+    return True
+
+
+@device_fn(inline=False)
+def _region_depth(pair_f, p, sdf, s, side, so, so_side):
+    """How deep the overlap can reach into a non-convex mesh (SDF ``s``) pressed into a shape of
+    planes (SDF ``so``): from a point of both, the way out of the mesh along −n_j (n_j one of the
+    other's planes) is no longer than the mesh reaches below that plane, so the least over its
+    planes of the most any of the mesh's corners lies below it."""
+    first = sdf.params_i[s, I_FACES]
+    end = first + sdf.params_i[s, I_FACE_COUNT]
+    best = 1e300
+    for j in range(sdf.params_i[so, I_PLANE_COUNT]):
+        mx, my, mz, mc = shape_plane(pair_f, p, sdf, so, so_side, j)
+        # the plane in the mesh's frame: n·R x + n·t + c, once
+        lx, ly, lz = _dir_to_local(pair_f, p, side, mx, my, mz)
+        ox, oy, oz = _to_b(pair_f, p, side, 0.0, 0.0, 0.0)
+        lc = mx * ox + my * oy + mz * oz + mc
+        far = -1e300
+        for t in range(first, end):
+            for k in range(3):
+                v = (lx * float(sdf.mesh_tri[t, 3 * k]) + ly * float(sdf.mesh_tri[t, 3 * k + 1])
+                     + lz * float(sdf.mesh_tri[t, 3 * k + 2]) + lc)
+                far = max(far, -v)
+        best = min(best, far)
+    return best
+
+
 @device_fn(inline=True)
 def _near(pair_f, p, sdf, s, side, so, so_side, t, ox, oy, oz, ball, grow):
     """Whether triangle ``t``'s ball grown by ``grow`` can meet the other shape (SDF ``so``; its ball,
@@ -245,7 +286,9 @@ def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, known, scratch, col
     first = sdf.params_i[s, I_FACES]
     end = first + sdf.params_i[s, I_FACE_COUNT]
     depth = known
-    if known < 0.0:
+    if known < 0.0 and sdf.params_i[s, I_FACE_CONVEX] == 0:  # a non-convex mesh (against a shape of planes)
+        depth = max(_region_depth(pair_f, p, sdf, s, side, so, so_side), 0.0)
+    elif known < 0.0:
         depth = 1e300
         t = _next_near(pair_f, p, sdf, s, side, so, so_side, first, ox, oy, oz, ball, reach)
         while t < end:
@@ -262,12 +305,14 @@ def _near_faces(pair_f, p, sdf, s, side, so, so_side, reach, known, scratch, col
             depth = min(depth, tight)
         depth = max(depth, 0.0)
     grow = min(depth, reach)
+    regions = sdf.params_i[s, I_FACE_CONVEX] == 0
     n = 0
     t = _next_near(pair_f, p, sdf, s, side, so, so_side, first, ox, oy, oz, ball, grow)
     while t < end:
-        if n < cap:
-            scratch[p, col + n] = t
-        n += 1
+        if not regions or _within_planes(pair_f, p, sdf, s, side, so, so_side, t, grow):
+            if n < cap:
+                scratch[p, col + n] = t
+            n += 1
         t = _next_near(pair_f, p, sdf, s, side, so, so_side, t + 1, ox, oy, oz, ball, grow)
     return n, depth
 

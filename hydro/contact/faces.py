@@ -42,6 +42,17 @@ a pair the polytope route takes), exact meshes (and, with a box, exact primitive
 are on, neither has a margin or a gap, each mesh's depth bound is within its lists' reach and at
 most ``MAX_FACE_CANDIDATES`` triangles of each lie near the other (:func:`faces_fit`); every other
 pair takes the grid.
+
+**A non-convex mesh** (A, against a shape of planes) has a rule per neighbour
+(:func:`hydro.sdf.mesh_faces.region_rules`, the table in docs/design.md stage 4b): the max rule
+above, the min rule (i's plane below the neighbour's: across a reflex edge, where i's prism side
+is then not clipped and the piece runs on into the wedge), none, or the max rule within a cluster
+of mutually reflex neighbours, where i's plane need only lie above the least of the cluster's: a
+union, so each pair of triangles has one piece per choice of each cluster's least
+(:func:`_region_shape`, :func:`_a_cut`). Its depth bound is how far its corners reach below the
+other's planes (:func:`~.face_bounds._region_depth`), its candidates the triangles within that of
+the other (pieces leave the prism at reflex edges, so the prism test does not apply). A piece
+clipped by a cluster has no record (the write pass clips it again against all).
 """
 
 from __future__ import annotations
@@ -49,8 +60,8 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn
-from ..sdf.layout import I_FACE_START, I_FACES, I_PLANE_COUNT
-from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
+from ..sdf.layout import I_FACE_CONVEX, I_FACE_START, I_FACES, I_PLANE_COUNT
+from ..sdf.mesh_faces import MAX_CHOICES, MAX_FACE_NEIGHBOURS, RULE_MAX, RULE_MIN_EDGE, RULE_SKIP
 from .face_bounds import (MAX_FACE_CANDIDATES, cut_edge, face_ball, face_corner, face_plane, faces_fit, has_faces,
                           shape_plane, side_plane)
 from .pair_layout import PF_FACE_DEPTH_A, PF_FACE_DEPTH_B, PF_KA, PF_KB, PF_KEFF, PF_VOXEL_B, PI_SDF_A, PI_SDF_B
@@ -59,13 +70,14 @@ from .polygon import MAX_POLYGON, canonical_start, clip, emit_polygon, interface
 #: The scratch's first column of the candidate lists (after the two polygon rows)
 FACE_LISTS = 2 * 3 * MAX_POLYGON
 #: Pieces the count pass records for the write pass (more: the write pass searches again)
-MAX_FACE_PIECES = 256
+MAX_FACE_PIECES = 384
 #: Of each piece the count pass found: i·512 + the mask of its fixed planes that cut it, j, the
 #: record of its neighbour planes that cut it (:func:`_piece`)
 FACE_PIECES = FACE_LISTS + 2 * MAX_FACE_CANDIDATES
 FACE_META = FACE_PIECES + 3 * MAX_FACE_PIECES  # how many pieces, D_A, D_B
 FACE_NEIGHBOURS = FACE_META + 3  # the planes of one A triangle's neighbours, in B's frame
-FACE_SCRATCH = FACE_NEIGHBOURS + 4 * MAX_FACE_NEIGHBOURS
+FACE_LABELS = FACE_NEIGHBOURS + 4 * MAX_FACE_NEIGHBOURS  # a non-convex mesh's clusters (:func:`_region_shape`)
+FACE_SCRATCH = FACE_LABELS + MAX_FACE_NEIGHBOURS
 #: Neighbours (nearest first: those across an edge) whose planes a pair of triangles is tested against
 #: before it is clipped
 BISECTORS = 3
@@ -254,8 +266,121 @@ def _a_neighbour(pair_f, p, sdf, sa, i, k):
 
 
 @device_fn(inline=True)
+def _regions(sdf, s):
+    """Whether SDF ``s`` is a non-convex mesh with face lists: its neighbours bound a triangle's
+    region by their rules (``face_rule``, :func:`hydro.sdf.mesh_faces.region_rules`), not all by the max rule."""
+    return has_faces(sdf, s) and sdf.params_i[s, I_FACE_CONVEX] == 0
+
+
+@device_fn(inline=True)
+def _a_rule(sdf, sa, i, k):
+    """The rule of the k-th of A's triangle i's listed neighbours (``RULE_MAX`` but on a non-convex mesh)."""
+    if not _regions(sdf, sa):
+        return RULE_MAX
+    e, end = _neighbour_range(sdf, sa, i)
+    return sdf.face_rule[e + k]
+
+
+@device_fn(inline=True)
+def _cluster_size(scratch, p, n_a, root):
+    """How many of the cached neighbours are in the cluster of least entry ``root``."""
+    size = 0
+    for k in range(n_a):
+        if scratch[p, FACE_LABELS + k] == root:
+            size += 1
+    return size
+
+
+@device_fn(inline=False)
+def _region_shape(sdf, sa, i, n_a, scratch, p):
+    """(the mask of A's triangle i's prism sides that do not bound its region — its reflex edges,
+    where the region runs on into the wedge —, how many pieces each of its pairs has: the product
+    of its clusters' sizes). The clusters: its ``n_a`` cached max-rule neighbours joined where
+    mutually reflex (``face_link``), each labelled in ``scratch[p, FACE_LABELS:]`` with its
+    cluster's least entry (−1: another rule). (0, 1) but on a non-convex mesh."""
+    if not _regions(sdf, sa):
+        return 0, 1
+    e, end = _neighbour_range(sdf, sa, i)
+    mask = 0
+    for k in range(end - e):
+        r = sdf.face_rule[e + k]
+        if RULE_MIN_EDGE <= r < RULE_MIN_EDGE + 3:
+            mask |= 1 << (r - RULE_MIN_EDGE)
+    for k in range(n_a):
+        scratch[p, FACE_LABELS + k] = k if sdf.face_rule[e + k] == RULE_MAX else -1.0
+    changed = True
+    while changed:  # each takes the least label of those it links to, until none changes
+        changed = False
+        for k in range(n_a):
+            if scratch[p, FACE_LABELS + k] < 0.0:
+                continue
+            links = sdf.face_link[e + k]
+            for b in range(n_a):
+                if (links >> b) & 1 and 0.0 <= scratch[p, FACE_LABELS + b] < scratch[p, FACE_LABELS + k]:
+                    scratch[p, FACE_LABELS + k] = scratch[p, FACE_LABELS + b]
+                    changed = True
+    choices = 1
+    for k in range(n_a):
+        if scratch[p, FACE_LABELS + k] == k:
+            size = _cluster_size(scratch, p, n_a, k)
+            if size >= 2:
+                choices *= size
+    return mask, min(choices, MAX_CHOICES)
+
+
+@device_fn(inline=False)
+def _chosen(scratch, p, n_a, root, choice):
+    """The cached neighbour that ``choice`` takes as the least plane of the cluster of least entry
+    ``root``: choice's mixed-radix digit of that cluster (radices the clusters' sizes, in order of
+    their least entries), its member of that rank."""
+    div = 1
+    for r in range(int(root)):
+        if scratch[p, FACE_LABELS + r] == r:
+            size = _cluster_size(scratch, p, n_a, r)
+            if size >= 2:
+                div *= size
+    digit = (choice // div) % _cluster_size(scratch, p, n_a, root)
+    m = 0
+    for k in range(n_a):
+        if scratch[p, FACE_LABELS + k] == root:
+            if m == digit:
+                return k
+            m += 1
+    return -1
+
+
+@device_fn(inline=True)
+def _a_cut(pair_f, p, sdf, sa, i, k, n_a, choice, anx, any_, anz, ac, scratch, row, n, cuts, scale):
+    """Clip the polygon in ``row`` by A's triangle i's k-th cached neighbour, by its rule: max (its
+    plane below i's), min (above), skip, or in a cluster (i's plane above the least of the
+    cluster's, the one ``choice`` takes; a clip between two neighbours is not recorded: the record
+    becomes −1). (row, count, cuts, scale)."""
+    rule = _a_rule(sdf, sa, i, k)
+    base = FACE_NEIGHBOURS + 4 * k
+    kx = scratch[p, base]
+    ky = scratch[p, base + 1]
+    kz = scratch[p, base + 2]
+    kc = scratch[p, base + 3]
+    if rule == RULE_SKIP:
+        return row, n, cuts, scale
+    if rule != RULE_MAX:  # min
+        return _cut(scratch, p, row, n, anx - kx, any_ - ky, anz - kz, ac - kc, k, cuts, scale)
+    root = scratch[p, FACE_LABELS + k] if _regions(sdf, sa) else -1.0
+    if root < 0.0 or _cluster_size(scratch, p, n_a, root) < 2:
+        return _cut(scratch, p, row, n, kx - anx, ky - any_, kz - anz, kc - ac, k, cuts, scale)
+    least = _chosen(scratch, p, n_a, root, choice)
+    if least == k:
+        row, n = clip(scratch, p, row, n, kx - anx, ky - any_, kz - anz, kc - ac)
+    else:
+        lb = FACE_NEIGHBOURS + 4 * least
+        row, n = clip(scratch, p, row, n, scratch[p, lb] - kx, scratch[p, lb + 1] - ky, scratch[p, lb + 2] - kz,
+                      scratch[p, lb + 3] - kc)
+    return row, n, -1.0, scale
+
+
+@device_fn(inline=True)
 def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc, depth_b, scratch, row,
-                     n, replay):
+                     n, replay, choice):
     """Clip the polygon in ``row`` to where triangle i's plane (an, ac) is A's largest among the
     ``n_a`` cached planes of its neighbours (:func:`_cache_neighbours`), and j's (bn, bc) B's among
     j's listed neighbours within 2·D_B: the two lists taken in turn, nearest first, so that an empty
@@ -272,7 +397,10 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
             code = int(digit) - 1
             if code < B_CODE:
                 kx, ky, kz, kc = _a_neighbour(pair_f, p, sdf, sa, i, code)
-                row, n = clip(scratch, p, row, n, kx - anx, ky - any_, kz - anz, kc - ac)
+                if _a_rule(sdf, sa, i, code) == RULE_MAX:
+                    row, n = clip(scratch, p, row, n, kx - anx, ky - any_, kz - anz, kc - ac)
+                else:  # min (a record holds no cluster's clip)
+                    row, n = clip(scratch, p, row, n, anx - kx, any_ - ky, anz - kz, ac - kc)
             else:
                 k = code - B_CODE
                 if has_faces(sdf, sb):
@@ -292,18 +420,16 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
                 row, n, cuts, scale = _cut(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc, B_CODE + k,
                                            cuts, scale)
         while n > 0 and ea < n_a:
-            base = FACE_NEIGHBOURS + 4 * ea
-            row, n, cuts, scale = _cut(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
-                                       scratch[p, base + 2] - anz, scratch[p, base + 3] - ac, ea, cuts, scale)
+            row, n, cuts, scale = _a_cut(pair_f, p, sdf, sa, i, ea, n_a, choice, anx, any_, anz, ac, scratch, row, n,
+                                         cuts, scale)
             ea += 1
         return row, n, cuts
     eb, end_b = _neighbour_range(sdf, sb, j)
     first_b = eb
     while n > 0 and (ea < n_a or eb < end_b):
         if ea < n_a:
-            base = FACE_NEIGHBOURS + 4 * ea
-            row, n, cuts, scale = _cut(scratch, p, row, n, scratch[p, base] - anx, scratch[p, base + 1] - any_,
-                                       scratch[p, base + 2] - anz, scratch[p, base + 3] - ac, ea, cuts, scale)
+            row, n, cuts, scale = _a_cut(pair_f, p, sdf, sa, i, ea, n_a, choice, anx, any_, anz, ac, scratch, row, n,
+                                         cuts, scale)
             ea += 1
         if eb < end_b and n > 0:
             if float(sdf.face_gap[eb]) > 2.0 * depth_b:
@@ -350,7 +476,7 @@ def _prism_cuts(x0, y0, z0, x1, y1, z1, x2, y2, z2, nx, ny, nz, c, depth, first,
 
 
 @device_fn(inline=False)
-def _piece(pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch, apply, replay):
+def _piece(pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch, apply, replay, choice):
     """The piece of i of A (its ``n_a`` neighbours' planes cached) and j of B — triangles of convex
     meshes with face lists, or plane rows of a shape of planes — in row 0 or 1 of ``scratch[p]``:
     (row, vertex count, the interface's unit normal, the two planes, the mask of its nine fixed
@@ -389,12 +515,42 @@ def _piece(pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch,
     if apply & 256:  # the band a_i + b_j <= 0
         row, n, cut = _fixed_cut(scratch, p, row, n, anx + bnx, any_ + bny, anz + bnz, ac + bc, 256, cut)
     row, n, cuts = _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx, bny, bnz, bc,
-                                    depth_b, scratch, row, n, replay)
+                                    depth_b, scratch, row, n, replay, choice)
     if n >= 3 and polygon_area(scratch, p, row, n) <= SLIVER * pair_f[p, PF_VOXEL_B] * pair_f[p, PF_VOXEL_B]:
         n = 0  # a sliver where regions touch: whether it exists at all is a rounding's call
     if n >= 3:
         row = canonical_start(scratch, p, row, n)
     return row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, cut, cuts
+
+
+@device_fn(inline=True)
+def pack_piece(i, choice, cut):
+    """A piece's record key: A's triangle (or plane row) i, its choice of clusters' least planes,
+    the mask of its fixed planes that cut it (exact in a float64)."""
+    return (i * MAX_CHOICES + choice) * (ALL_FIXED + 1) + cut
+
+
+@device_fn(inline=True)
+def unpack_piece(packed):
+    """(i, choice, cut) of a :func:`pack_piece` key."""
+    rest = packed // (ALL_FIXED + 1)
+    return rest // MAX_CHOICES, rest % MAX_CHOICES, packed % (ALL_FIXED + 1)
+
+
+@device_fn(inline=False)
+def _plane_misses(pair_f, p, sdf, sb, j, cx, cy, cz, radius):
+    """Whether plane j of B (a shape of planes) is nowhere B's largest in the ball (c, radius): another
+    plane lies above it all over the ball (B's field is the largest of its planes)."""
+    jx, jy, jz, jc = shape_plane(pair_f, p, sdf, sb, 1, j)
+    for k in range(sdf.params_i[sb, I_PLANE_COUNT]):
+        if k != j:
+            kx, ky, kz, kc = shape_plane(pair_f, p, sdf, sb, 1, k)
+            dx = kx - jx
+            dy = ky - jy
+            dz = kz - jz
+            if dx * cx + dy * cy + dz * cz + kc - jc > math.sqrt(dx * dx + dy * dy + dz * dz) * radius:
+                return True
+    return False
 
 
 @device_fn(inline=False)
@@ -418,15 +574,15 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
         cached = -1
         n_a = 0
         for q in range(int(scratch[p, FACE_META])):
-            packed = int(scratch[p, FACE_PIECES + 3 * q])
-            i = packed // (ALL_FIXED + 1)
+            i, choice, fixed = unpack_piece(int(scratch[p, FACE_PIECES + 3 * q]))
             j = int(scratch[p, FACE_PIECES + 3 * q + 1])
             cuts = scratch[p, FACE_PIECES + 3 * q + 2]
             if cuts < 0.0 and i != cached:  # no record: i's neighbours transformed once (the pieces come by i)
                 n_a = _cache_neighbours(pair_f, p, sdf, sa, i, depth_a, scratch)
+                _region_shape(sdf, sa, i, n_a, scratch, p)  # (its clusters' labels)
                 cached = i
             row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, cut, cuts = _piece(
-                pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch, packed % (ALL_FIXED + 1), cuts)
+                pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch, fixed, cuts, choice)
             emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, bnz, bc, kb, keff,
                                    0.0, h, edge, SLIVER, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
             o += emitted
@@ -444,7 +600,7 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
     col_b = FACE_LISTS + MAX_FACE_CANDIDATES
     faces_a = has_faces(sdf, sa)
     faces_b = has_faces(sdf, sb)
-    if faces_a:
+    if faces_a and not _regions(sdf, sa):  # (a non-convex mesh's pieces leave the prism at reflex edges)
         na = _candidates(pair_f, p, sdf, 0, na, col_a, depth_a, sb, 1, nb, col_b, scratch)
     if faces_b:
         nb = _candidates(pair_f, p, sdf, 1, nb, col_b, depth_b, sa, 0, na, col_a, scratch)
@@ -453,6 +609,7 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
     for qa in range(na):
         i = int(scratch[p, col_a + qa])
         n_a = _cache_neighbours(pair_f, p, sdf, sa, i, depth_a, scratch)
+        mask, choices = _region_shape(sdf, sa, i, n_a, scratch, p)
         cix, ciy, ciz, ri = 0.0, 0.0, 0.0, 0.0
         anx, any_, anz, ac = 0.0, 0.0, 0.0, 0.0
         ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
@@ -460,8 +617,12 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
             cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 0, i)
             anx, any_, anz, ac = face_plane(pair_f, p, sdf, 0, i)
             ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2 = _face_corners(pair_f, p, sdf, 0, i)
+        if not faces_b:  # B of planes: its planes' regions against i's ball grown by its depth
+            cix, ciy, ciz, ri = face_ball(pair_f, p, sdf, 0, i)
         for qb in range(nb):
             j = int(scratch[p, col_b + qb])
+            if not faces_b and _plane_misses(pair_f, p, sdf, sb, j, cix, ciy, ciz, ri + depth_a):
+                continue
             if both:
                 cjx, cjy, cjz, rj = face_ball(pair_f, p, sdf, 1, j)
                 dx = cix - cjx
@@ -479,20 +640,23 @@ def face_contacts(p, write, pairs, sdf, scratch, cells, o, contact_f, contact_i,
                                     depth_b, ax0, ay0, az0, ax1, ay1, az1, ax2, ay2, az2, bx0, by0, bz0, bx1, by1,
                                     bz1, bx2, by2, bz2, scratch):
                     continue
-            row, n, ux, uy, uz, pnx, pny, pnz, pc, qnx, qny, qnz, qc, cut, cuts = _piece(
-                pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch, ALL_FIXED, -1.0)
-            if n < 3:
-                continue
-            if not write:
-                if pieces < MAX_FACE_PIECES:
-                    scratch[p, FACE_PIECES + 3 * pieces] = i * (ALL_FIXED + 1) + cut
-                    scratch[p, FACE_PIECES + 3 * pieces + 1] = j
-                    scratch[p, FACE_PIECES + 3 * pieces + 2] = cuts
-                pieces += 1
-            emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, pnx, pny, pnz, pc, qnx, qny, qnz, qc, kb, keff,
-                                   0.0, h, edge, SLIVER, write, o, capacity, pairs, contact_f, contact_i, triangle_f)
-            o += emitted
-            n_out += emitted
+            for choice in range(choices):
+                row, n, ux, uy, uz, pnx, pny, pnz, pc, qnx, qny, qnz, qc, cut, cuts = _piece(
+                    pair_f, p, sdf, sa, sb, i, j, n_a, ka, kb, depth_a, depth_b, scratch, ALL_FIXED - mask, -1.0,
+                    choice)
+                if n < 3:
+                    continue
+                if not write:
+                    if pieces < MAX_FACE_PIECES:
+                        scratch[p, FACE_PIECES + 3 * pieces] = pack_piece(i, choice, cut)
+                        scratch[p, FACE_PIECES + 3 * pieces + 1] = j
+                        scratch[p, FACE_PIECES + 3 * pieces + 2] = cuts
+                    pieces += 1
+                emitted = emit_polygon(scratch, p, row, n, ux, uy, uz, pnx, pny, pnz, pc, qnx, qny, qnz, qc, kb, keff,
+                                       0.0, h, edge, SLIVER, write, o, capacity, pairs, contact_f, contact_i,
+                                       triangle_f)
+                o += emitted
+                n_out += emitted
     if not write:
         scratch[p, FACE_META] = pieces
     return n_out

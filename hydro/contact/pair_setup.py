@@ -18,8 +18,8 @@ import math
 
 from ..backend import device_fn, kernel
 from ..geometry.primitives import CONE, CYLINDER
-from ..sdf.layout import (BRICK, F_JUMP, F_ORIGIN, F_PRIMITIVE, F_VOXEL, I_BRICKS, I_MESH, I_PLANE_COUNT, I_PLANES,
-                          I_PRIMITIVE, I_RES)
+from ..sdf.layout import (BRICK, F_JUMP, F_ORIGIN, F_PRIMITIVE, F_VOXEL, I_BRICKS, I_FACE_CONVEX, I_MESH, I_PLANE_COUNT,
+                          I_PLANES, I_PRIMITIVE, I_RES)
 from .face_bounds import faces_fit, has_faces, shape_plane  # noqa: F401 (shape_plane re-exported)
 # the pair rows' layout (hydro.contact.pair_layout), re-exported: later stages import it from here
 from .pair_layout import (PF_R_AB, PF_T_AB, PF_R_WB, PF_T_WB, PF_KA, PF_KB, PF_MARGIN_A,  # noqa: F401
@@ -267,86 +267,108 @@ def _pair_setup_item(p, raw_a, raw_b, shape_sdf, shape_stiffness, shape_margin, 
     else:
         a = s0
         b = s1
-    sa = shape_sdf[a]
-    sb = shape_sdf[b]
-    pair_i[p, PI_SHAPE_A] = a
-    pair_i[p, PI_SHAPE_B] = b
-    pair_i[p, PI_SDF_A] = sa
-    pair_i[p, PI_SDF_B] = sb
-    bits = 0
-    if (exact & 1 and sdf_pi[sa, I_PRIMITIVE] >= 0) or (exact & 2 and sdf_pi[sa, I_MESH] >= 0):
-        bits |= 1
-    if (exact & 1 and sdf_pi[sb, I_PRIMITIVE] >= 0) or (exact & 2 and sdf_pi[sb, I_MESH] >= 0):
-        bits |= 2
-    pair_i[p, PI_EXACT] = bits
-    route = ROUTE_GRID  # decided below, once the transforms are written
-    env = shape_env[a]
-    if env < 0:
-        env = shape_env[b]
-    pair_i[p, PI_ENV] = env
-    # R_AB = R_WA^T R_WB, t_AB = R_WA^T (t_WB - t_WA)
-    for i in range(3):
-        for j in range(3):
+    # a non-convex mesh with face lists against a shape of planes: the face route takes it as A (its
+    # triangles' regions, hydro.sdf.mesh_faces.region_rules); tried first, and if the route does
+    # not fit, the pair is set up again as usual (B the finer grid)
+    nb_ = sdf_pi[shape_sdf[a], I_PLANE_COUNT]
+    swap = (polygons and exact & 3 == 3 and has_faces(sdf, shape_sdf[b])
+            and sdf_pi[shape_sdf[b], I_FACE_CONVEX] == 0 and not has_faces(sdf, shape_sdf[a])
+            and 0 < nb_ <= MAX_POLYTOPE_PLANES and not is_round(sdf, shape_sdf[a])
+            and shape_margin[a] == 0.0 and shape_margin[b] == 0.0 and shape_gap[a] + shape_gap[b] == 0.0)
+    first_a = a
+    first_b = b
+    for attempt in range(2 if swap else 1):
+        if swap and attempt == 0:
+            a = first_b
+            b = first_a
+        else:
+            a = first_a
+            b = first_b
+        sa = shape_sdf[a]
+        sb = shape_sdf[b]
+        pair_i[p, PI_SHAPE_A] = a
+        pair_i[p, PI_SHAPE_B] = b
+        pair_i[p, PI_SDF_A] = sa
+        pair_i[p, PI_SDF_B] = sb
+        bits = 0
+        if (exact & 1 and sdf_pi[sa, I_PRIMITIVE] >= 0) or (exact & 2 and sdf_pi[sa, I_MESH] >= 0):
+            bits |= 1
+        if (exact & 1 and sdf_pi[sb, I_PRIMITIVE] >= 0) or (exact & 2 and sdf_pi[sb, I_MESH] >= 0):
+            bits |= 2
+        pair_i[p, PI_EXACT] = bits
+        route = ROUTE_GRID  # decided below, once the transforms are written
+        env = shape_env[a]
+        if env < 0:
+            env = shape_env[b]
+        pair_i[p, PI_ENV] = env
+        # R_AB = R_WA^T R_WB, t_AB = R_WA^T (t_WB - t_WA)
+        for i in range(3):
+            for j in range(3):
+                v = 0.0
+                for k in range(3):
+                    v += shape_rot[a, 3 * k + i] * shape_rot[b, 3 * k + j]
+                pair_f[p, PF_R_AB + 3 * i + j] = v
             v = 0.0
             for k in range(3):
-                v += shape_rot[a, 3 * k + i] * shape_rot[b, 3 * k + j]
-            pair_f[p, PF_R_AB + 3 * i + j] = v
-        v = 0.0
+                v += shape_rot[a, 3 * k + i] * (shape_pos[b, k] - shape_pos[a, k])
+            pair_f[p, PF_T_AB + i] = v
+        for j in range(3):
+            pair_f[p, PF_ABS_ROWS + j] = (abs(pair_f[p, PF_R_AB + 3 * j]) + abs(pair_f[p, PF_R_AB + 3 * j + 1])
+                                          + abs(pair_f[p, PF_R_AB + 3 * j + 2]))
+        for k in range(9):
+            pair_f[p, PF_R_WB + k] = shape_rot[b, k]
         for k in range(3):
-            v += shape_rot[a, 3 * k + i] * (shape_pos[b, k] - shape_pos[a, k])
-        pair_f[p, PF_T_AB + i] = v
-    for j in range(3):
-        pair_f[p, PF_ABS_ROWS + j] = (abs(pair_f[p, PF_R_AB + 3 * j]) + abs(pair_f[p, PF_R_AB + 3 * j + 1])
-                                      + abs(pair_f[p, PF_R_AB + 3 * j + 2]))
-    for k in range(9):
-        pair_f[p, PF_R_WB + k] = shape_rot[b, k]
-    for k in range(3):
-        pair_f[p, PF_T_WB + k] = shape_pos[b, k]
-    ka = shape_stiffness[a]
-    kb = shape_stiffness[b]
-    pair_f[p, PF_KA] = ka
-    pair_f[p, PF_KB] = kb
-    pair_f[p, PF_MARGIN_A] = shape_margin[a]
-    pair_f[p, PF_MARGIN_B] = shape_margin[b]
-    pair_f[p, PF_GAP] = shape_gap[a] + shape_gap[b]
-    pair_f[p, PF_KEFF] = ka * kb / (ka + kb)
-    g = math.sqrt(ka * kb)
-    pair_f[p, PF_KNA] = ka / g
-    pair_f[p, PF_KNB] = kb / g
-    ha = sdf_pf[sa, F_VOXEL]
-    hb = sdf_pf[sb, F_VOXEL]
-    pair_f[p, PF_SLACK_A] = sdf_pf[sa, F_JUMP]
-    pair_f[p, PF_SLACK_B] = sdf_pf[sb, F_JUMP]
-    pair_f[p, PF_VOXEL_B] = hb
-    # the route: shapes with planes (boxes, convex meshes of at most MAX_POLYTOPE_PLANES, cylinders,
-    # cones), no margins; polygons when neither is round, the axial route when one is
-    na = sdf_pi[sa, I_PLANE_COUNT]
-    nb = sdf_pi[sb, I_PLANE_COUNT]
-    if (polygons and exact & 1 and 0 < na <= MAX_POLYTOPE_PLANES and 0 < nb <= MAX_POLYTOPE_PLANES
-            and shape_margin[a] == 0.0 and shape_margin[b] == 0.0):
-        round_a = is_round(sdf, sa)
-        round_b = is_round(sdf, sb)
-        if not round_a and not round_b:
-            route = ROUTE_POLYTOPE
-        elif round_a != round_b and axial_fits(pair_f, p, sdf, sa, sb, ka, kb, pair_f[p, PF_GAP]):
-            route = ROUTE_AXIAL
-    # a convex mesh with face lists (exact meshes) against another or against a shape of planes (exact
-    # primitives), no margins or gaps: a polygon per pair of triangles or planes when the overlap is
-    # shallow enough for the lists (counted here, nothing written: cap 0)
-    faces_a = has_faces(sdf, sa)
-    faces_b = has_faces(sdf, sb)
-    planes_a = not faces_a and 0 < na <= MAX_POLYTOPE_PLANES and not is_round(sdf, sa)
-    planes_b = not faces_b and 0 < nb <= MAX_POLYTOPE_PLANES and not is_round(sdf, sb)
-    if (route == ROUTE_GRID and polygons and exact & 2 and (faces_a or faces_b)
-            and (faces_a or (planes_a and exact & 1))
-            and (faces_b or (planes_b and exact & 1))
-            and shape_margin[a] == 0.0 and shape_margin[b] == 0.0 and pair_f[p, PF_GAP] == 0.0):
-        ok, n_a, n_b, depth_a, depth_b = faces_fit(pair_f, p, sdf, sa, sb, -1.0, -1.0, pair_f, 0, 0)
-        if ok:
-            route = ROUTE_FACES
-            pair_f[p, PF_FACE_DEPTH_A] = depth_a  # for stage 4b, which lists the triangles
-            pair_f[p, PF_FACE_DEPTH_B] = depth_b
-    pair_i[p, PI_ROUTE] = route
+            pair_f[p, PF_T_WB + k] = shape_pos[b, k]
+        ka = shape_stiffness[a]
+        kb = shape_stiffness[b]
+        pair_f[p, PF_KA] = ka
+        pair_f[p, PF_KB] = kb
+        pair_f[p, PF_MARGIN_A] = shape_margin[a]
+        pair_f[p, PF_MARGIN_B] = shape_margin[b]
+        pair_f[p, PF_GAP] = shape_gap[a] + shape_gap[b]
+        pair_f[p, PF_KEFF] = ka * kb / (ka + kb)
+        g = math.sqrt(ka * kb)
+        pair_f[p, PF_KNA] = ka / g
+        pair_f[p, PF_KNB] = kb / g
+        ha = sdf_pf[sa, F_VOXEL]
+        hb = sdf_pf[sb, F_VOXEL]
+        pair_f[p, PF_SLACK_A] = sdf_pf[sa, F_JUMP]
+        pair_f[p, PF_SLACK_B] = sdf_pf[sb, F_JUMP]
+        pair_f[p, PF_VOXEL_B] = hb
+        # the route: shapes with planes (boxes, convex meshes of at most MAX_POLYTOPE_PLANES, cylinders,
+        # cones), no margins; polygons when neither is round, the axial route when one is
+        na = sdf_pi[sa, I_PLANE_COUNT]
+        nb = sdf_pi[sb, I_PLANE_COUNT]
+        if (polygons and exact & 1 and 0 < na <= MAX_POLYTOPE_PLANES and 0 < nb <= MAX_POLYTOPE_PLANES
+                and shape_margin[a] == 0.0 and shape_margin[b] == 0.0):
+            round_a = is_round(sdf, sa)
+            round_b = is_round(sdf, sb)
+            if not round_a and not round_b:
+                route = ROUTE_POLYTOPE
+            elif round_a != round_b and axial_fits(pair_f, p, sdf, sa, sb, ka, kb, pair_f[p, PF_GAP]):
+                route = ROUTE_AXIAL
+        # a convex mesh with face lists (exact meshes) against another or against a shape of planes (exact
+        # primitives), no margins or gaps: a polygon per pair of triangles or planes when the overlap is
+        # shallow enough for the lists (counted here, nothing written: cap 0)
+        faces_a = has_faces(sdf, sa)
+        faces_b = has_faces(sdf, sb)
+        planes_a = not faces_a and 0 < na <= MAX_POLYTOPE_PLANES and not is_round(sdf, sa)
+        planes_b = not faces_b and 0 < nb <= MAX_POLYTOPE_PLANES and not is_round(sdf, sb)
+        regions_a = faces_a and sdf_pi[sa, I_FACE_CONVEX] == 0
+        regions_b = faces_b and sdf_pi[sb, I_FACE_CONVEX] == 0
+        if (route == ROUTE_GRID and polygons and exact & 2 and (faces_a or faces_b)
+                and (faces_a or (planes_a and exact & 1))
+                and (faces_b or (planes_b and exact & 1))
+                and not regions_b and (planes_b or not regions_a)
+                and shape_margin[a] == 0.0 and shape_margin[b] == 0.0 and pair_f[p, PF_GAP] == 0.0):
+            ok, n_a, n_b, depth_a, depth_b = faces_fit(pair_f, p, sdf, sa, sb, -1.0, -1.0, pair_f, 0, 0)
+            if ok:
+                route = ROUTE_FACES
+                pair_f[p, PF_FACE_DEPTH_A] = depth_a  # for stage 4b, which lists the triangles
+                pair_f[p, PF_FACE_DEPTH_B] = depth_b
+        pair_i[p, PI_ROUTE] = route
+        if route == ROUTE_FACES or not swap:
+            break
     # A's SDF box in B's frame, x_B = R_AB^T (x_A - t_AB): per axis, bounds over its 8 corners,
     # then the range of B's bricks they cover
     count = 1

@@ -103,7 +103,7 @@ class HydroelasticPipeline:
         flat = no_margin & np.isin(kinds, (BOX, CONVEX_MESH))
         round_ = no_margin & np.isin(kinds, (CYLINDER, CONE))
         # convex meshes with face lists (hydro.sdf.mesh_faces): the face route, pairs of them
-        faced = no_margin & np.array([sdf[s] >= 0 and model.sdfs[sdf[s]].convex_faces is not None
+        faced = no_margin & np.array([sdf[s] >= 0 and model.sdfs[sdf[s]].face_lists is not None
                                       for s in range(n)], dtype=bool)
         self._routes = np.zeros(0, np.int32)  # the last call's pairs' routes (PI_ROUTE)
         self.polygons = bool(cfg.flat_polygons and cfg.interface == "continuous"

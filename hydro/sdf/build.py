@@ -271,7 +271,8 @@ class SDF:
     band_bricks: int = 0
     notes: tuple = ()  # meshes: welding, merged pieces (one line each)
     mesh_field: "MeshField | None" = None  # a closed mesh's exact field (hydro.sdf.mesh_field)
-    convex_faces: "ConvexFaces | None" = None  # a convex mesh's face neighbours (hydro.sdf.mesh_faces)
+    # a mesh's face neighbours (hydro.sdf.mesh_faces): a convex one's, or a non-convex one's with their rules
+    face_lists: "ConvexFaces | None" = None
     _pack: "SDFPack | None" = field(default=None, repr=False)
 
     @property
@@ -310,7 +311,7 @@ class SDF:
             dense_same_format_bytes=n_samples * itemsize,
             dense_float32_bytes=n_samples * 4,
             mesh_bytes=(self.mesh_field.nbytes if self.mesh_field is not None else 0)
-            + (self.convex_faces.nbytes if self.convex_faces is not None else 0),
+            + (self.face_lists.nbytes if self.face_lists is not None else 0),
         )
 
     def pack(self) -> "SDFPack":
@@ -574,9 +575,14 @@ def _add_mesh_field(sdf: SDF, md, band, extra_padding, band_points, band_values,
     field = build_mesh_field(md, sdf.origin, h, nb, band, band_values, -MESH_LIST_DEPTH_VOXELS * h,
                              MESH_LIST_OUTSIDE_VOXELS * h + extra_padding)
     sdf.mesh_field = field
-    from .mesh_faces import convex_faces, is_convex
+    from .mesh_faces import MAX_FACE_TRIANGLES, convex_faces, is_convex, region_rules
 
-    sdf.convex_faces = convex_faces(field.tri, h) if is_convex(md.solid.vertices, md.solid.faces) else None
+    sdf.face_lists = None
+    if is_convex(md.solid.vertices, md.solid.faces):
+        sdf.face_lists = convex_faces(field.tri, h)
+    elif len(field.tri) <= MAX_FACE_TRIANGLES:  # a non-convex mesh: its triangles' regions (docs/design.md stage 4b)
+        lists = convex_faces(field.tri, h)
+        sdf.face_lists = region_rules(field.tri, lists, h) if lists is not None else None
     rows = field.brick_row[band]
     listed = np.flatnonzero(rows >= 0)
     if len(listed) == 0:

@@ -198,7 +198,8 @@ I_PLANE_COUNT = 14  # how many planes: a box's 6 faces, a convex mesh's distinct
 I_FACES = 15  # a convex mesh (hydro.sdf.mesh_faces): its first row in ``mesh_tri`` (−1: not one)
 I_FACE_COUNT = 16  # its triangles
 I_FACE_START = 17  # its first row in ``face_start``
-I_COUNT = 18
+I_FACE_CONVEX = 18  # 1: the mesh with face lists is convex (max rule throughout); 0: its entries' ``face_rule`` say
+I_COUNT = 19
 #: Rows of ``SDFView.planes`` after a shape's planes: its local bounding box's centre (x, y, z, 0),
 #: then its half extents and the radius of a ball about that centre holding the shape (x, y, z, r)
 PLANE_ROWS_EXTRA = 2
@@ -240,3 +241,5 @@ class SDFView(NamedTuple):
     face_start: Any  # int32: per triangle of each convex mesh (at I_FACE_START) its first entry, then the end
     face_ids: Any  # int32: the neighbours, nearest first
     face_gap: Any  # float32: a lower bound on each neighbour's distance
+    face_rule: Any  # int32: how each neighbour bounds the triangle's region (hydro.sdf.mesh_faces.RULE_*)
+    face_link: Any  # int64: bit b: this neighbour and the triangle's b-th are mutually reflex max-rule ones

@@ -25,6 +25,10 @@ most exporters make them; an incoherent order only makes the balls large, never 
 A mesh is convex when every vertex of its solid lies on or below every triangle's plane, to
 ``CONVEX_TOLERANCE`` of its size (rounding: the triangle table stores float32 corners); checked
 only below ``MAX_FACE_TRIANGLES`` triangles (the check costs triangles × hull vertices).
+
+A closed non-convex mesh (as many triangles at most) gets the same lists with a rule per neighbour
+(:func:`region_rules`: max, min or none, and which max-rule neighbours are mutually reflex), which
+the face route takes against a shape of planes (docs/design.md stage 4b).
 """
 
 from __future__ import annotations
@@ -64,16 +68,28 @@ class ConvexFaces:
     | ``ids`` | (E,) int32 | rows of the triangle table (t itself not listed), nearest first |
     | ``gap`` | (E,) float32 | each one's distance from t, rounded down |
     | ``reach`` | float | m: the depth the lists hold for |
+    | ``rule`` | (E,) int32 | how each neighbour bounds t's region (``RULE_*``; all ``RULE_MAX`` on a convex mesh) |
+    | ``link`` | (E,) int64 | bit b: this max-rule neighbour and t's b-th are mutually reflex (clustered) |
+    | ``convex`` | bool | the mesh is convex (else its triangles' regions follow :func:`region_rules`) |
     """
 
     start: np.ndarray
     ids: np.ndarray
     gap: np.ndarray
     reach: float
+    rule: np.ndarray = None
+    link: np.ndarray = None
+    convex: bool = True
+
+    def __post_init__(self):
+        if self.rule is None:
+            self.rule = np.zeros(len(self.ids), np.int32)
+        if self.link is None:
+            self.link = np.zeros(len(self.ids), np.int64)
 
     @property
     def nbytes(self) -> int:
-        return int(self.start.nbytes + self.ids.nbytes + self.gap.nbytes)
+        return int(self.start.nbytes + self.ids.nbytes + self.gap.nbytes + self.rule.nbytes + self.link.nbytes)
 
 
 def is_convex(vertices, faces, tolerance=CONVEX_TOLERANCE) -> bool:
@@ -204,3 +220,173 @@ def cluster_balls(tri: np.ndarray) -> np.ndarray:
         out[c, :3] = centre
         out[c, 3] = reach * (1.0 + CLUSTER_SLACK) + CLUSTER_SLACK * float(np.abs(centre).max())
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Regions of a non-convex mesh's triangles (docs/design.md stage 4b)
+
+#: A neighbour m bounds triangle i's region: plane_m <= plane_i (across a convex edge, or mutually inside)
+RULE_MAX = 0
+#: plane_i <= plane_m (mutually outside: a reflex pair; the deeper plane is the field between them)
+RULE_MIN = 1
+#: no bound from m (coplanar, behind i, or mixed)
+RULE_SKIP = 2
+#: RULE_MIN across i's edge k (corners k → k + 1): i's prism side along that edge is not applied
+RULE_MIN_EDGE = 3
+#: Max-rule neighbours that are mutually reflex (``link``) form clusters: plane_i >= the least of a
+#: cluster's planes (a union: one piece per choice of each cluster's least). Clusters per triangle at
+#: most, and pieces per triangle pair (choices) at most, over every prefix of its list
+MAX_CLUSTERS = 8
+MAX_CHOICES = 64
+
+
+@cpu_jit
+def _plane_range(n, c, corners):
+    lo = np.inf
+    hi = -np.inf
+    for v in range(3):
+        s = n[0] * corners[v, 0] + n[1] * corners[v, 1] + n[2] * corners[v, 2] + c
+        lo = min(lo, s)
+        hi = max(hi, s)
+    return lo, hi
+
+
+@cpu_jit
+def _reflex_pair(corners, normals, offsets, a, b, tol):
+    if (abs(normals[a, 0] - normals[b, 0]) <= 1e-5 and abs(normals[a, 1] - normals[b, 1]) <= 1e-5
+            and abs(normals[a, 2] - normals[b, 2]) <= 1e-5):
+        return False
+    lo_ab, hi_ab = _plane_range(normals[a], offsets[a], corners[b])
+    lo_ba, hi_ba = _plane_range(normals[b], offsets[b], corners[a])
+    return lo_ab >= -tol and lo_ba >= -tol
+
+
+@cpu_jit
+def _region_rules(corners, normals, offsets, vid, start, ids, tol, rule, link, ok):
+    T = len(start) - 1
+    label = np.zeros(MAX_FACE_NEIGHBOURS, np.int64)
+    for i in range(T):
+        e0 = start[i]
+        e1 = start[i + 1]
+        for e in range(e0, e1):
+            m = ids[e]
+            shared = 0
+            first = -1
+            for u in range(3):
+                for w in range(3):
+                    if vid[i, u] == vid[m, w]:
+                        shared += 1
+                        if first < 0:
+                            first = u
+                        elif u != first + 1:
+                            first = 2  # corners 2 and 0: edge 2
+            coplanar = (abs(normals[m, 0] - normals[i, 0]) <= 1e-5 and abs(normals[m, 1] - normals[i, 1]) <= 1e-5
+                        and abs(normals[m, 2] - normals[i, 2]) <= 1e-5)
+            si_lo, si_hi = _plane_range(normals[i], offsets[i], corners[m])
+            sm_lo, sm_hi = _plane_range(normals[m], offsets[m], corners[i])
+            link[e] = 0
+            if coplanar and max(si_hi, -si_lo) <= tol:
+                rule[e] = RULE_SKIP
+            elif shared >= 3:
+                ok[i] = False  # a duplicate triangle
+                rule[e] = RULE_SKIP
+            elif shared == 2:
+                # m's far corner against i's plane decides: below (convex edge) or above (reflex)
+                far = 0.0
+                for w in range(3):
+                    if vid[m, w] != vid[i, 0] and vid[m, w] != vid[i, 1] and vid[m, w] != vid[i, 2]:
+                        far = (normals[i, 0] * corners[m, w, 0] + normals[i, 1] * corners[m, w, 1]
+                               + normals[i, 2] * corners[m, w, 2] + offsets[i])
+                rule[e] = RULE_MAX if far <= 0.0 else RULE_MIN_EDGE + first
+            elif si_hi <= tol and sm_hi <= tol:
+                rule[e] = RULE_MAX
+            elif si_lo >= -tol and sm_lo >= -tol:
+                rule[e] = RULE_MIN
+            else:
+                rule[e] = RULE_SKIP  # behind i, or mixed
+        # the max-rule neighbours that are mutually reflex: linked (bit b of an entry's link: its
+        # list's entry b); the route clusters those of a pair's cached prefix of the list
+        n = e1 - e0
+        for a in range(n):
+            if rule[e0 + a] != RULE_MAX:
+                continue
+            for b in range(a + 1, n):
+                if rule[e0 + b] == RULE_MAX and _reflex_pair(corners, normals, offsets, ids[e0 + a], ids[e0 + b],
+                                                             tol):
+                    link[e0 + a] |= np.int64(1) << np.int64(b)
+                    link[e0 + b] |= np.int64(1) << np.int64(a)
+        # every prefix (the route caches the neighbours within twice its depth bound, nearest first)
+        # must make at most MAX_CLUSTERS clusters and MAX_CHOICES pieces
+        for k in range(n):
+            label[k] = k
+            if rule[e0 + k] == RULE_MAX:
+                for b in range(k):  # join k's earlier links' clusters (labels: their least entry)
+                    if (link[e0 + k] >> np.int64(b)) & 1:
+                        old = label[b]
+                        new = min(old, label[k])
+                        other = max(old, label[k])
+                        for c in range(k + 1):
+                            if label[c] == other:
+                                label[c] = new
+            clusters = 0
+            choices = 1
+            for r in range(k + 1):
+                size = 0
+                for c in range(k + 1):
+                    if label[c] == r and rule[e0 + c] == RULE_MAX:
+                        size += 1
+                if size >= 2:
+                    clusters += 1
+                    choices *= size
+            if clusters > MAX_CLUSTERS or choices > MAX_CHOICES:
+                ok[i] = False
+
+
+def region_rules(tri, faces: ConvexFaces, h: float, tolerance=CONVEX_TOLERANCE) -> ConvexFaces | None:
+    """``faces`` (the neighbour lists of a non-convex closed mesh's triangle table ``tri``, grid voxel
+    ``h``) with each neighbour's rule (``RULE_*``, docs/design.md stage 4b): how it bounds the
+    triangle's region, the part of the depth below it where its plane is the mesh's field (exactly,
+    but in the wedges of reflex edges, where the deeper plane stands in for the distance to the
+    edge). The lists are cut to a shorter reach (halved until ``MIN_FACE_REACH_VOXELS``) where
+    a triangle's neighbours within twice it make more than ``MAX_CLUSTERS`` clusters or
+    ``MAX_CHOICES`` pieces; None where no reach serves, or a triangle's region cannot be told
+    so (a duplicate triangle, an edge not shared by exactly two triangles)."""
+    corners = tri[:, 0:9].astype(np.float64).reshape(-1, 3, 3)
+    # the vertices: the stored float32 corners welded where equal
+    _, vid = np.unique(tri[:, 0:9].reshape(-1, 3), axis=0, return_inverse=True)
+    vid = vid.reshape(-1, 3).astype(np.int64)
+    edges = np.sort(np.stack([vid, np.roll(vid, -1, axis=1)], axis=2).reshape(-1, 2), axis=1)
+    _, counts = np.unique(edges, axis=0, return_counts=True)
+    if np.any(counts != 2):
+        return None
+    u = corners[:, 1] - corners[:, 0]
+    v = corners[:, 2] - corners[:, 0]
+    normals = np.cross(u, v)
+    length = np.linalg.norm(normals, axis=1)
+    if not np.all(length > 0.0):
+        return None
+    normals /= length[:, None]
+    offsets = -np.einsum("ij,ij->i", normals, corners[:, 0])
+    size = float(np.linalg.norm(corners.reshape(-1, 3).max(axis=0) - corners.reshape(-1, 3).min(axis=0)))
+    reach = float(faces.reach)
+    while reach >= MIN_FACE_REACH_VOXELS * float(h):
+        # each triangle's neighbours within 2·reach: a prefix of its list (nearest first)
+        keep = np.zeros(len(faces.ids), np.bool_)
+        for t in range(len(tri)):
+            e0, e1 = int(faces.start[t]), int(faces.start[t + 1])
+            keep[e0:e1] = faces.gap[e0:e1].astype(np.float64) <= 2.0 * reach
+        counts = np.add.reduceat(keep.astype(np.int64), faces.start[:-1]) if len(faces.ids) else np.zeros(len(tri))
+        counts = np.where(np.diff(faces.start) > 0, counts, 0)
+        start = np.zeros(len(tri) + 1, np.int64)
+        np.cumsum(counts, out=start[1:])
+        ids = faces.ids[keep].astype(np.int64)
+        rule = np.full(max(len(ids), 1), RULE_SKIP, np.int32)
+        link = np.zeros(max(len(ids), 1), np.int64)
+        ok = np.ones(len(tri), np.bool_)
+        _region_rules(corners, normals, offsets, vid, start, ids, tolerance * size, rule, link, ok)
+        if ok.all():
+            return ConvexFaces(start=start.astype(np.int32), ids=ids.astype(np.int32) if len(ids)
+                               else np.zeros(1, np.int32), gap=faces.gap[keep] if len(ids)
+                               else np.zeros(1, np.float32), reach=reach, rule=rule, link=link, convex=False)
+        reach *= 0.5
+    return None

@@ -8,7 +8,8 @@ from ..backend import get_device
 from ..geometry.primitives import PRIMITIVE_KINDS
 from .layout import (B_CURVED, B_EXACT_GAP, BRICK_BOUNDS, F_BAND_INNER, F_BAND_OUTER, F_COUNT, F_FACE_REACH, F_INV_VOXEL, F_JUMP, F_OFFSET,
                      F_ORIGIN, F_PRIMITIVE, F_SCALE, F_VOXEL, FORMAT_CODES, I_ATLAS_OFFSET, I_BRICKS, I_COARSE_OFFSET,
-                     I_COUNT, I_FACE_COUNT, I_FACE_START, I_FACES, I_FORMAT, I_MESH, I_PLANE_COUNT, I_PLANES, I_PRIMITIVE, I_RES, I_SLOPES_OFFSET,
+                     I_COUNT, I_FACE_CONVEX, I_FACE_COUNT, I_FACE_START, I_FACES, I_FORMAT, I_MESH, I_PLANE_COUNT, I_PLANES,
+                     I_PRIMITIVE, I_RES, I_SLOPES_OFFSET,
                      I_SLOT_OFFSET, MESH_TRI_VALUES, SDFView)
 from .mesh_faces import cluster_balls
 from .sample import EXACT_PHI, GRID_PHI, SAMPLE_PHI, SAMPLE_PHI_GRAD
@@ -48,7 +49,7 @@ class SDFPack:
         index_off = rows_off = entries_off = tri_off = 0
         planes = []
         plane_off = 0
-        face_start, face_ids, face_gap = [], [], []
+        face_start, face_ids, face_gap, face_rule, face_link = [], [], [], [], []
         face_rows = face_entries = 0
         for s, sdf in enumerate(sdfs):
             fmt = sdf.settings.texture_format
@@ -78,7 +79,7 @@ class SDFPack:
             mf = getattr(sdf, "mesh_field", None)
             pi[s, I_MESH] = -1
             pi[s, I_FACES] = -1
-            cf = getattr(sdf, "convex_faces", None)
+            cf = getattr(sdf, "face_lists", None)
             if mf is not None and cf is not None:
                 pi[s, I_FACES] = tri_off
                 pi[s, I_FACE_COUNT] = len(mf.tri)
@@ -88,6 +89,9 @@ class SDFPack:
                 face_start.append(cf.start[:-1].astype(np.int64) + face_entries)
                 face_ids.append(cf.ids[:n_ids].astype(np.int64) + tri_off)
                 face_gap.append(cf.gap[:n_ids])
+                face_rule.append(cf.rule[:n_ids])
+                face_link.append(cf.link[:n_ids])
+                pi[s, I_FACE_CONVEX] = 1 if cf.convex else 0
                 face_rows += len(cf.start) - 1
                 face_entries += n_ids
             if mf is not None:
@@ -149,6 +153,8 @@ class SDFPack:
         self.face_start = cat(face_start + [np.array([face_entries])], np.int32)
         self.face_ids = cat(face_ids, np.int32) if face_entries else np.zeros(1, np.int32)
         self.face_gap = cat(face_gap, np.float32) if face_entries else np.zeros(1, np.float32)
+        self.face_rule = cat(face_rule, np.int32) if face_entries else np.zeros(1, np.int32)
+        self.face_link = cat(face_link, np.int64) if face_entries else np.zeros(1, np.int64)
         self._views = {}
 
     def __len__(self) -> int:
@@ -161,7 +167,8 @@ class SDFPack:
         if dev.name not in self._views:
             host = SDFView(self.params_f, self.params_i, self.slots, self.coarse, self.atlas_f32, self.atlas_u16,
                            self.atlas_u8, self.mesh_index, self.mesh_cells, self.mesh_ids, self.mesh_key, self.mesh_tri,
-                           self.planes, self.face_start, self.face_ids, self.face_gap)
+                           self.planes, self.face_start, self.face_ids, self.face_gap, self.face_rule,
+                           self.face_link)
             self._views[dev.name] = SDFView(*(dev.asarray(a) for a in host))
         return self._views[dev.name]
 
