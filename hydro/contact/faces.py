@@ -224,8 +224,11 @@ def _cache_neighbours(pair_f, p, sdf, s, t, depth, scratch):
         return k
     e, end = _neighbour_range(sdf, s, t)
     k = 0
+    regions = sdf.params_i[s, I_FACE_CONVEX] == 0
     while e < end and float(sdf.face_gap[e]) <= 2.0 * depth:
-        kx, ky, kz, kc = face_plane(pair_f, p, sdf, 0, sdf.face_ids[e])
+        kx = ky = kz = kc = 0.0
+        if not (regions and sdf.face_rule[e] == RULE_SKIP):  # (a skipped one's plane is never read)
+            kx, ky, kz, kc = face_plane(pair_f, p, sdf, 0, sdf.face_ids[e])
         scratch[p, FACE_NEIGHBOURS + 4 * k] = kx
         scratch[p, FACE_NEIGHBOURS + 4 * k + 1] = ky
         scratch[p, FACE_NEIGHBOURS + 4 * k + 2] = kz
@@ -297,7 +300,7 @@ def _region_shape(sdf, sa, i, n_a, scratch, p):
     where the region runs on into the wedge —, how many pieces each of its pairs has: the product
     of its clusters' sizes). The clusters: its ``n_a`` cached max-rule neighbours joined where
     mutually reflex (``face_link``), each labelled in ``scratch[p, FACE_LABELS:]`` with its
-    cluster's least entry (−1: another rule). (0, 1) but on a non-convex mesh."""
+    cluster's least entry (−1: another rule, or alone). (0, 1) but on a non-convex mesh."""
     if not _regions(sdf, sa):
         return 0, 1
     e, end = _neighbour_range(sdf, sa, i)
@@ -306,8 +309,14 @@ def _region_shape(sdf, sa, i, n_a, scratch, p):
         r = sdf.face_rule[e + k]
         if RULE_MIN_EDGE <= r < RULE_MIN_EDGE + 3:
             mask |= 1 << (r - RULE_MIN_EDGE)
+    linked = False
     for k in range(n_a):
-        scratch[p, FACE_LABELS + k] = k if sdf.face_rule[e + k] == RULE_MAX else -1.0
+        scratch[p, FACE_LABELS + k] = -1.0
+        if sdf.face_rule[e + k] == RULE_MAX and sdf.face_link[e + k] != 0:
+            scratch[p, FACE_LABELS + k] = k
+            linked = True
+    if not linked:  # (most triangles: no cluster)
+        return mask, 1
     changed = True
     while changed:  # each takes the least label of those it links to, until none changes
         changed = False
@@ -325,6 +334,8 @@ def _region_shape(sdf, sa, i, n_a, scratch, p):
             size = _cluster_size(scratch, p, n_a, k)
             if size >= 2:
                 choices *= size
+            else:
+                scratch[p, FACE_LABELS + k] = -1.0  # alone: the plain max rule
     return mask, min(choices, MAX_CHOICES)
 
 
@@ -366,7 +377,7 @@ def _a_cut(pair_f, p, sdf, sa, i, k, n_a, choice, anx, any_, anz, ac, scratch, r
     if rule != RULE_MAX:  # min
         return _cut(scratch, p, row, n, anx - kx, any_ - ky, anz - kz, ac - kc, k, cuts, scale)
     root = scratch[p, FACE_LABELS + k] if _regions(sdf, sa) else -1.0
-    if root < 0.0 or _cluster_size(scratch, p, n_a, root) < 2:
+    if root < 0.0:  # (labelled only in a cluster of two or more)
         return _cut(scratch, p, row, n, kx - anx, ky - any_, kz - anz, kc - ac, k, cuts, scale)
     least = _chosen(scratch, p, n_a, root, choice)
     if least == k:

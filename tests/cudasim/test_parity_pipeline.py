@@ -143,11 +143,11 @@ def test_face_route_parity():
 
 
 def test_face_route_parity_non_convex():
-    # the face route for a non-convex mesh (a ring of 8 sections: reflex edges, min rules, clusters)
+    # the face route for a non-convex mesh (a ring of 24 sections: reflex edges, min rules, clusters)
     # on a box under the simulator against the CPU
     from hydro.geometry import Mesh
 
-    n, r_out, r_in, height = 8, 0.08, 0.05, 0.03
+    n, r_out, r_in, height = 24, 0.08, 0.05, 0.03
     th = 2.0 * np.pi * np.arange(n) / n
     profile = np.array([(r_out, 0.0), (r_out, height), (r_in, height), (r_in, 0.0)])
     verts = np.stack([np.outer(np.cos(th), profile[:, 0]), np.outer(np.sin(th), profile[:, 0]),
@@ -157,8 +157,9 @@ def test_face_route_parity_non_convex():
     tris = np.array([(a, b, c) for a, b, c, d in faces] + [(a, c, d) for a, b, c, d in faces], np.int64)
     m = shapes([Box((0.3, 0.3, 0.1)), Mesh(verts, tris)], resolution=16)
     assert m.sdfs[1].face_lists is not None and not m.sdfs[1].face_lists.convex
-    poses = np.array([pose((0, 0, -0.05)), pose((0.003, -0.002, -0.002), (1, 2, 0), 0.02)])
+    # tilted: one side of the ring 2 mm in (few pieces: the simulator is slow)
+    poses = np.array([pose((0, 0, -0.05)), pose((0.003, -0.002, r_out * np.sin(0.1) - 0.002), (1, 0, 0), 0.1)])
     cfg = HydroelasticConfig(reduce_contacts=False, polygon_cells=1)
     cpu, sim = _collide_both(m, cfg, poses)
-    assert cpu.counts["polygon_triangles"] > 20 and cpu.counts["triangles"] == 0
+    assert cpu.counts["polygon_triangles"] > 10 and cpu.counts["triangles"] == 0
     _assert_tables_close(sim.patch, cpu.patch)
