@@ -361,12 +361,13 @@ def _chosen(scratch, p, n_a, root, choice):
 
 
 @device_fn(inline=True)
-def _a_cut(pair_f, p, sdf, sa, i, k, n_a, choice, anx, any_, anz, ac, scratch, row, n, cuts, scale):
-    """Clip the polygon in ``row`` by A's triangle i's k-th cached neighbour, by its rule: max (its
-    plane below i's), min (above), skip, or in a cluster (i's plane above the least of the
-    cluster's, the one ``choice`` takes; a clip between two neighbours is not recorded: the record
-    becomes −1). (row, count, cuts, scale)."""
-    rule = _a_rule(sdf, sa, i, k)
+def _a_cut(sdf, e, regions, k, n_a, choice, anx, any_, anz, ac, scratch, p, row, n, cuts, scale):
+    """Clip the polygon in ``row`` by A's triangle's k-th cached neighbour (its list from entry
+    ``e``; ``regions``: a non-convex mesh's, else every rule the max rule) by its rule: max (its
+    plane below the triangle's), min (above), skip, or in a cluster (the triangle's plane above the
+    least of the cluster's, the one ``choice`` takes; a clip between two neighbours is not
+    recorded: the record becomes −1). (row, count, cuts, scale)."""
+    rule = sdf.face_rule[e + k] if regions else RULE_MAX
     base = FACE_NEIGHBOURS + 4 * k
     kx = scratch[p, base]
     ky = scratch[p, base + 1]
@@ -376,7 +377,7 @@ def _a_cut(pair_f, p, sdf, sa, i, k, n_a, choice, anx, any_, anz, ac, scratch, r
         return row, n, cuts, scale
     if rule != RULE_MAX:  # min
         return _cut(scratch, p, row, n, anx - kx, any_ - ky, anz - kz, ac - kc, k, cuts, scale)
-    root = scratch[p, FACE_LABELS + k] if _regions(sdf, sa) else -1.0
+    root = scratch[p, FACE_LABELS + k] if regions else -1.0
     if root < 0.0:  # (labelled only in a cluster of two or more)
         return _cut(scratch, p, row, n, kx - anx, ky - any_, kz - anz, kc - ac, k, cuts, scale)
     least = _chosen(scratch, p, n_a, root, choice)
@@ -424,6 +425,10 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
     cuts = 0.0
     scale = 1.0
     ea = 0
+    regions = _regions(sdf, sa)
+    e_a = 0
+    if regions:
+        e_a, end_a = _neighbour_range(sdf, sa, i)
     if not has_faces(sdf, sb):
         for k in range(sdf.params_i[sb, I_PLANE_COUNT]):
             if k != j and n > 0:
@@ -431,16 +436,16 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
                 row, n, cuts, scale = _cut(scratch, p, row, n, kx - bnx, ky - bny, kz - bnz, kc - bc, B_CODE + k,
                                            cuts, scale)
         while n > 0 and ea < n_a:
-            row, n, cuts, scale = _a_cut(pair_f, p, sdf, sa, i, ea, n_a, choice, anx, any_, anz, ac, scratch, row, n,
-                                         cuts, scale)
+            row, n, cuts, scale = _a_cut(sdf, e_a, regions, ea, n_a, choice, anx, any_, anz, ac, scratch, p, row,
+                                         n, cuts, scale)
             ea += 1
         return row, n, cuts
     eb, end_b = _neighbour_range(sdf, sb, j)
     first_b = eb
     while n > 0 and (ea < n_a or eb < end_b):
         if ea < n_a:
-            row, n, cuts, scale = _a_cut(pair_f, p, sdf, sa, i, ea, n_a, choice, anx, any_, anz, ac, scratch, row, n,
-                                         cuts, scale)
+            row, n, cuts, scale = _a_cut(sdf, e_a, regions, ea, n_a, choice, anx, any_, anz, ac, scratch, p, row,
+                                         n, cuts, scale)
             ea += 1
         if eb < end_b and n > 0:
             if float(sdf.face_gap[eb]) > 2.0 * depth_b:
