@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn
-from .contacts import emit_triangle, triangle_is_contact
+from .contacts import DEGENERATE_AREA, emit_triangle, triangle_is_contact
 from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
 from .pair_layout import MAX_POLYTOPE_PLANES
 
@@ -178,6 +178,13 @@ def emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, b
     ``sliver`` × h² dropped whole), written from row ``o`` (below ``capacity``) when ``write``; how
     many."""
     n_out = 0
+    # all inside the band (s <= 0 at every vertex, so at every point): each piece of a fan triangle
+    # is a contact unless degenerate, which its area over m² tells for all of them at once
+    inside = gap >= 0.0
+    for v in range(n):
+        vx, vy, vz = polygon_vertex(scratch, p, row, v)
+        if not (anx + bnx) * vx + (any_ + bny) * vy + (anz + bnz) * vz + ac + bc <= 0.0:
+            inside = False
     # fan from vertex 0, wound so the triangles' normals point along the plane's (A -> B);
     # each fan triangle cut into m² (m per edge) of edge at most ``edge``
     x0, y0, z0 = polygon_vertex(scratch, p, row, 0)
@@ -196,6 +203,14 @@ def emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, b
         if 0.25 * (cx * cx + cy * cy + cz * cz) <= (sliver * h * h) ** 2:
             continue
         piece_voxel = h if m == 1 else 0.0
+        if inside:
+            min_area = DEGENERATE_AREA * piece_voxel * piece_voxel
+            if 0.25 * (cx * cx + cy * cy + cz * cz) / (m * m * m * m) <= min_area * min_area:
+                continue  # (as triangle_is_contact would find each piece)
+            if not write:  # counted at once
+                o += m * m
+                n_out += m * m
+                continue
         e1x = (x1 - x0) / m
         e1y = (y1 - y0) / m
         e1z = (z1 - z0) / m
@@ -227,8 +242,8 @@ def emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, b
             eb1 = bnx * px1 + bny * py1 + bnz * pz1 + bc
             ea2 = anx * px2 + any_ * py2 + anz * pz2 + ac
             eb2 = bnx * px2 + bny * py2 + bnz * pz2 + bc
-            if not triangle_is_contact(px0, py0, pz0, px1, py1, pz1, px2, py2, pz2, ea0 + eb0, ea1 + eb1,
-                                       ea2 + eb2, gap, piece_voxel):
+            if not inside and not triangle_is_contact(px0, py0, pz0, px1, py1, pz1, px2, py2, pz2, ea0 + eb0,
+                                                      ea1 + eb1, ea2 + eb2, gap, piece_voxel):
                 continue
             if write and o < capacity:
                 emit_triangle(contact_f, contact_i, triangle_f, o, pairs, p, px0, py0, pz0, px1, py1, pz1,
