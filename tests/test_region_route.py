@@ -11,7 +11,7 @@ import trimesh
 from hydro.contact.config import HydroelasticConfig
 from hydro.contact.pipeline import HydroelasticPipeline
 from hydro.geometry import Box, Mesh
-from hydro.sdf.mesh_faces import RULE_MAX, RULE_MIN, RULE_MIN_EDGE
+from hydro.sdf.mesh_faces import MAX_REGION_TRIANGLES, RULE_MAX, RULE_MIN, RULE_MIN_EDGE
 from hydro.tools import analytic
 from naive_regions import integrate, pieces
 from pipeline_util import pose, shapes
@@ -78,6 +78,10 @@ def test_a_ring_has_rules_of_each_kind():
     # would be short by up to 1 − cos(22.5°) = 7.6 %: no rules, marching cubes
     v, f = ring(8)
     assert shapes([Mesh(v, f)], resolution=64).sdfs[0].face_lists is None
+    # more triangles than MAX_REGION_TRIANGLES (their lists' build cost): none either
+    v, f = torus(n_major=48, n_minor=24)
+    assert len(f) > MAX_REGION_TRIANGLES
+    assert shapes([Mesh(v, f)], resolution=32).sdfs[0].face_lists is None
 
 
 @pytest.mark.parametrize("n", [24, 32])

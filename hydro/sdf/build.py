@@ -575,12 +575,12 @@ def _add_mesh_field(sdf: SDF, md, band, extra_padding, band_points, band_values,
     field = build_mesh_field(md, sdf.origin, h, nb, band, band_values, -MESH_LIST_DEPTH_VOXELS * h,
                              MESH_LIST_OUTSIDE_VOXELS * h + extra_padding)
     sdf.mesh_field = field
-    from .mesh_faces import MAX_FACE_TRIANGLES, convex_faces, is_convex, region_rules
+    from .mesh_faces import MAX_REGION_TRIANGLES, convex_faces, is_convex, region_rules
 
     sdf.face_lists = None
     if is_convex(md.solid.vertices, md.solid.faces):
         sdf.face_lists = convex_faces(field.tri, h)
-    elif len(field.tri) <= MAX_FACE_TRIANGLES:  # a non-convex mesh: its triangles' regions (docs/design.md stage 4b)
+    elif len(field.tri) <= MAX_REGION_TRIANGLES:  # a non-convex mesh: its triangles' regions (docs/design.md stage 4b)
         lists = convex_faces(field.tri, h)
         sdf.face_lists = region_rules(field.tri, lists, h) if lists is not None else None
     rows = field.brick_row[band]
