@@ -92,12 +92,19 @@ def _cross(x0, y0, z0, x1, y1, z1, x2, y2, z2):
 
 
 @device_fn(inline=True)
+def degenerate(cross2, voxel):
+    """Whether a triangle whose edges' cross product has squared length ``cross2`` has less area
+    than ``DEGENERATE_AREA`` of a ``voxel`` face."""
+    min_area = DEGENERATE_AREA * voxel * voxel
+    return 0.25 * cross2 <= min_area * min_area
+
+
+@device_fn(inline=True)
 def triangle_is_contact(x0, y0, z0, x1, y1, z1, x2, y2, z2, s0, s1, s2, gap, voxel):
     """Whether a patch triangle yields a contact: not degenerate, and either partly inside the
     overlap (some vertex separation s < 0) or, wholly outside, with depth (mean s) in the gap band."""
     nx, ny, nz = _cross(x0, y0, z0, x1, y1, z1, x2, y2, z2)
-    min_area = DEGENERATE_AREA * voxel * voxel
-    if 0.25 * (nx * nx + ny * ny + nz * nz) <= min_area * min_area:
+    if degenerate(nx * nx + ny * ny + nz * nz, voxel):
         return False
     if s0 < 0.0 or s1 < 0.0 or s2 < 0.0:
         return True

@@ -276,15 +276,6 @@ def _regions(sdf, s):
 
 
 @device_fn(inline=True)
-def _a_rule(sdf, sa, i, k):
-    """The rule of the k-th of A's triangle i's listed neighbours (``RULE_MAX`` but on a non-convex mesh)."""
-    if not _regions(sdf, sa):
-        return RULE_MAX
-    e, end = _neighbour_range(sdf, sa, i)
-    return sdf.face_rule[e + k]
-
-
-@device_fn(inline=True)
 def _cluster_size(scratch, p, n_a, root):
     """How many of the cached neighbours are in the cluster of least entry ``root``."""
     size = 0
@@ -401,6 +392,10 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
     k for B's; −1: more than ``RECORDED_CUTS``). ``replay`` >= 0: such a record: only those planes,
     in that order (no cache needed), which gives the same polygon to the bit, as a plane that cuts
     nothing leaves it where it is."""
+    regions = _regions(sdf, sa)  # A's neighbours' rules (else all the max rule) from entry e_a
+    e_a = 0
+    if regions:
+        e_a, end_a = _neighbour_range(sdf, sa, i)
     if replay >= 0.0:
         codes = replay
         while codes > 0.0 and n > 0:
@@ -409,7 +404,7 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
             code = int(digit) - 1
             if code < B_CODE:
                 kx, ky, kz, kc = _a_neighbour(pair_f, p, sdf, sa, i, code)
-                if _a_rule(sdf, sa, i, code) == RULE_MAX:
+                if not regions or sdf.face_rule[e_a + code] == RULE_MAX:
                     row, n = clip(scratch, p, row, n, kx - anx, ky - any_, kz - anz, kc - ac)
                 else:  # min (a record holds no cluster's clip)
                     row, n = clip(scratch, p, row, n, anx - kx, any_ - ky, anz - kz, ac - kc)
@@ -425,10 +420,6 @@ def _clip_neighbours(pair_f, p, sdf, sa, sb, i, j, n_a, anx, any_, anz, ac, bnx,
     cuts = 0.0
     scale = 1.0
     ea = 0
-    regions = _regions(sdf, sa)
-    e_a = 0
-    if regions:
-        e_a, end_a = _neighbour_range(sdf, sa, i)
     if not has_faces(sdf, sb):
         for k in range(sdf.params_i[sb, I_PLANE_COUNT]):
             if k != j and n > 0:

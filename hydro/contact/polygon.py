@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ..backend import device_fn
-from .contacts import DEGENERATE_AREA, emit_triangle, triangle_is_contact
+from .contacts import degenerate, emit_triangle, triangle_is_contact
 from ..sdf.mesh_faces import MAX_FACE_NEIGHBOURS
 from .pair_layout import MAX_POLYTOPE_PLANES
 
@@ -204,9 +204,8 @@ def emit_polygon(scratch, p, row, n, ux, uy, uz, anx, any_, anz, ac, bnx, bny, b
             continue
         piece_voxel = h if m == 1 else 0.0
         if inside:
-            min_area = DEGENERATE_AREA * piece_voxel * piece_voxel
-            if 0.25 * (cx * cx + cy * cy + cz * cz) / (m * m * m * m) <= min_area * min_area:
-                continue  # (as triangle_is_contact would find each piece)
+            if degenerate((cx * cx + cy * cy + cz * cz) / (m * m * m * m), piece_voxel):
+                continue  # (as triangle_is_contact would find each piece: each has 1/m² of its area)
             if not write:  # counted at once
                 o += m * m
                 n_out += m * m

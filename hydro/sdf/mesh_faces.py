@@ -260,9 +260,16 @@ def _plane_range(n, c, corners):
 
 
 @cpu_jit
+def _parallel(normals, a, b):
+    """Whether triangles a and b face the same way (unit normals within 1e-5)."""
+    return (abs(normals[a, 0] - normals[b, 0]) <= 1e-5 and abs(normals[a, 1] - normals[b, 1]) <= 1e-5
+            and abs(normals[a, 2] - normals[b, 2]) <= 1e-5)
+
+
+@cpu_jit
 def _reflex_pair(corners, normals, offsets, a, b, tol):
-    if (abs(normals[a, 0] - normals[b, 0]) <= 1e-5 and abs(normals[a, 1] - normals[b, 1]) <= 1e-5
-            and abs(normals[a, 2] - normals[b, 2]) <= 1e-5):
+    """Whether triangles a and b are mutually outside (each one's corners on or above the other's plane)."""
+    if _parallel(normals, a, b):
         return False
     lo_ab, hi_ab = _plane_range(normals[a], offsets[a], corners[b])
     lo_ba, hi_ba = _plane_range(normals[b], offsets[b], corners[a])
@@ -288,8 +295,7 @@ def _region_rules(corners, normals, offsets, vid, start, ids, tol, rule, link, o
                             first = u
                         elif u != first + 1:
                             first = 2  # corners 2 and 0: edge 2
-            coplanar = (abs(normals[m, 0] - normals[i, 0]) <= 1e-5 and abs(normals[m, 1] - normals[i, 1]) <= 1e-5
-                        and abs(normals[m, 2] - normals[i, 2]) <= 1e-5)
+            coplanar = _parallel(normals, m, i)
             si_lo, si_hi = _plane_range(normals[i], offsets[i], corners[m])
             sm_lo, sm_hi = _plane_range(normals[m], offsets[m], corners[i])
             link[e] = 0
@@ -389,13 +395,9 @@ def region_rules(tri, faces: ConvexFaces, h: float, tolerance=CONVEX_TOLERANCE) 
     while reach >= MIN_FACE_REACH_VOXELS * float(h):
         # each triangle's neighbours within 2·reach: a prefix of its list (nearest first)
         keep = np.zeros(len(faces.ids), np.bool_)
-        for t in range(len(tri)):
-            e0, e1 = int(faces.start[t]), int(faces.start[t + 1])
-            keep[e0:e1] = faces.gap[e0:e1].astype(np.float64) <= 2.0 * reach
-        counts = np.add.reduceat(keep.astype(np.int64), faces.start[:-1]) if len(faces.ids) else np.zeros(len(tri))
-        counts = np.where(np.diff(faces.start) > 0, counts, 0)
-        start = np.zeros(len(tri) + 1, np.int64)
-        np.cumsum(counts, out=start[1:])
+        listed = int(faces.start[-1])  # (the arrays hold one padding entry when empty)
+        keep[:listed] = faces.gap[:listed].astype(np.float64) <= 2.0 * reach
+        start = np.concatenate([[0], np.cumsum(keep)])[faces.start].astype(np.int64)
         ids = faces.ids[keep].astype(np.int64)
         rule = np.full(max(len(ids), 1), RULE_SKIP, np.int32)
         link = np.zeros(max(len(ids), 1), np.int64)
